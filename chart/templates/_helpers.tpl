@@ -1,0 +1,143 @@
+{{/*
+Helpers taking a component take a dict: (dict "ctx" $ "component" "ps"). The component is the
+role ("ps" or "worker") or another part of the release ("config", "test"); for a role it is also
+the key of its values, the name of its port and the suffix of its StatefulSet and Service.
+*/}}
+
+{{/* pstrain.name is the value of the app.kubernetes.io/name label. */}}
+{{- define "pstrain.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* pstrain.chart is the value of the helm.sh/chart label. */}}
+{{- define "pstrain.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+pstrain.componentName is <release>-<component>. It is never truncated: the daemon reads its role
+and ordinal from pod names <release>-<role>-<n>. The StatefulSet controller labels pods with
+<name>-<10-character hash>, which must fit in 63 characters, hence the limit of 52.
+*/}}
+{{- define "pstrain.componentName" -}}
+{{- $name := printf "%s-%s" .ctx.Release.Name .component }}
+{{- if gt (len $name) 52 }}
+{{- fail (printf "release name %q is too long: %q must be at most 52 characters" .ctx.Release.Name $name) }}
+{{- end }}
+{{- $name }}
+{{- end }}
+
+{{/* pstrain.selectorLabels select one component of one release, so ps and worker never overlap. */}}
+{{- define "pstrain.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "pstrain.name" .ctx }}
+app.kubernetes.io/instance: {{ .ctx.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{/* pstrain.labels are the labels of every resource and pod. */}}
+{{- define "pstrain.labels" -}}
+helm.sh/chart: {{ include "pstrain.chart" .ctx }}
+{{ include "pstrain.selectorLabels" . }}
+app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
+{{- end }}
+
+{{/* pstrain.image is a role's image reference; the tag defaults to the chart's appVersion. */}}
+{{- define "pstrain.image" -}}
+{{- $image := (index .ctx.Values .component).image }}
+{{- printf "%s:%s" $image.repository ($image.tag | default .ctx.Chart.AppVersion) }}
+{{- end }}
+
+{{/* pstrain.resources are a role's limits, and its requests: each one from request, else from limit. */}}
+{{- define "pstrain.resources" -}}
+{{- $role := index .ctx.Values .component }}
+{{- $resources := dict }}
+{{- with $role.limit }}
+{{- $_ := set $resources "limits" . }}
+{{- end }}
+{{- with merge (deepCopy ($role.request | default (dict))) ($role.limit | default (dict)) }}
+{{- $_ := set $resources "requests" . }}
+{{- end }}
+{{- toYaml $resources }}
+{{- end }}
+
+{{/* pstrain.affinity is a role's affinity, or the anti-affinity preset spreading its pods over nodes. */}}
+{{- define "pstrain.affinity" -}}
+{{- $role := index .ctx.Values .component }}
+{{- if $role.affinity }}
+{{- toYaml $role.affinity }}
+{{- else if eq $role.podAntiAffinity "soft" -}}
+podAntiAffinity:
+  preferredDuringSchedulingIgnoredDuringExecution:
+    - weight: 100
+      podAffinityTerm:
+        topologyKey: kubernetes.io/hostname
+        labelSelector:
+          matchLabels:
+            {{- include "pstrain.selectorLabels" . | nindent 12 }}
+{{- else if eq $role.podAntiAffinity "hard" -}}
+podAntiAffinity:
+  requiredDuringSchedulingIgnoredDuringExecution:
+    - topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- include "pstrain.selectorLabels" . | nindent 10 }}
+{{- end }}
+{{- end }}
+
+{{/* pstrain.logDir is where the daemon writes deploy.log; kubectl exec … tail relies on it. */}}
+{{- define "pstrain.logDir" -}}
+/tmp/mnist-log
+{{- end }}
+
+{{/* pstrain.configPath is the daemon's configuration file, from the ConfigMap. */}}
+{{- define "pstrain.configPath" -}}
+/etc/pstrain/pstrain.yaml
+{{- end }}
+
+{{/* pstrain.dataDir is the directory the daemon reads the MNIST files from. */}}
+{{- define "pstrain.dataDir" -}}
+{{- if .Values.data.volume }}
+{{- .Values.data.mountPath }}
+{{- else -}}
+/usr/share/pstrain/data
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.logStorage is, as JSON, the log directory's mount, its volume, whether the chart owns
+that volume (chartVolume) and the other entries of volumeMounts (extraMounts). A mount at the
+log directory in volumeMounts (as in distributed-tensorflow values files) replaces the chart's
+log volume; either way each pod writes into its own sub-directory unless the mount sets one.
+*/}}
+{{- define "pstrain.logStorage" -}}
+{{- $logDir := include "pstrain.logDir" . }}
+{{- $mount := dict }}
+{{- $extraMounts := list }}
+{{- range .Values.volumeMounts }}
+{{- if eq (clean .mountPath) $logDir }}
+{{- $mount = . }}
+{{- else }}
+{{- $extraMounts = append $extraMounts . }}
+{{- end }}
+{{- end }}
+{{- $chartVolume := not $mount }}
+{{- $volume := dict }}
+{{- if $chartVolume }}
+{{- $mount = dict "name" "pstrain-logs" "mountPath" $logDir }}
+{{- $volume = dict "name" "pstrain-logs" "emptyDir" (dict) }}
+{{- if eq .Values.logs.type "hostPath" }}
+{{- $volume = dict "name" "pstrain-logs" "hostPath" (dict "path" .Values.logs.hostPath "type" "DirectoryOrCreate") }}
+{{- end }}
+{{- else }}
+{{- range .Values.volumes }}
+{{- if eq .name $mount.name }}
+{{- $volume = . }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- if not (or $mount.subPath $mount.subPathExpr) }}
+{{- $mount = merge (dict "subPathExpr" "$(POD_NAME)") $mount }}
+{{- end }}
+{{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts | toJson }}
+{{- end }}

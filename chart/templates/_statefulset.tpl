@@ -1,0 +1,134 @@
+{{/*
+pstrain.statefulset is the StatefulSet of one role: (dict "ctx" $ "component" "ps"|"worker").
+Both roles run the same daemon with the same configuration file; it tells them apart by pod name.
+*/}}
+{{- define "pstrain.statefulset" -}}
+{{- $values := .ctx.Values }}
+{{- $role := index $values .component }}
+{{- $name := include "pstrain.componentName" . }}
+{{- $logDir := include "pstrain.logDir" .ctx }}
+{{- $logs := include "pstrain.logStorage" .ctx | fromJson -}}
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "pstrain.labels" . | nindent 4 }}
+spec:
+  serviceName: {{ $name }}
+  replicas: {{ $role.number | int64 }}
+  podManagementPolicy: {{ $role.podManagementPolicy }}
+  selector:
+    matchLabels:
+      {{- include "pstrain.selectorLabels" . | nindent 6 }}
+  template:
+    metadata:
+      labels:
+        {{- include "pstrain.labels" . | nindent 8 }}
+      annotations:
+        checksum/config: {{ include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum }}
+    spec:
+      {{- with $values.imagePullSecrets }}
+      imagePullSecrets:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      # The daemon does not talk to the Kubernetes API, and reads no Service environment variables.
+      automountServiceAccountToken: false
+      enableServiceLinks: false
+      terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds | int64 }}
+      securityContext:
+        {{- toYaml $values.podSecurityContext | nindent 8 }}
+      {{- with $role.nodeSelector }}
+      nodeSelector:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with include "pstrain.affinity" . }}
+      affinity:
+        {{- . | nindent 8 }}
+      {{- end }}
+      {{- with $role.tolerations }}
+      tolerations:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- if and (hasKey $logs.volume "hostPath") $values.logs.fixPermissions }}
+      initContainers:
+        # The kubelet creates the pod's directory on the node owned by root; the daemon runs as
+        # runAsUser and must write deploy.log into it.
+        - name: log-permissions
+          image: {{ include "pstrain.image" . }}
+          imagePullPolicy: {{ $role.image.pullPolicy }}
+          command:
+            - chown
+            - {{ printf "%v:%v" ($values.podSecurityContext.runAsUser | default 10001 | int64) ($values.podSecurityContext.runAsGroup | default 10001 | int64) | quote }}
+            - {{ $logDir }}
+          resources:
+            {{- include "pstrain.resources" . | nindent 12 }}
+          securityContext:
+            runAsNonRoot: false
+            runAsUser: 0
+            allowPrivilegeEscalation: false
+            readOnlyRootFilesystem: true
+            capabilities:
+              drop:
+                - ALL
+              add:
+                - CHOWN
+          volumeMounts:
+            - {{- toYaml $logs.mount | nindent 14 }}
+      {{- end }}
+      containers:
+        - name: pstrain
+          image: {{ include "pstrain.image" . }}
+          imagePullPolicy: {{ $role.image.pullPolicy }}
+          args:
+            - run
+            - --config
+            - {{ include "pstrain.configPath" .ctx }}
+          env:
+            - name: POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
+            - name: POD_NAMESPACE
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.namespace
+          ports:
+            - name: {{ .component }}
+              containerPort: {{ $role.port | int64 }}
+              protocol: TCP
+          resources:
+            {{- include "pstrain.resources" . | nindent 12 }}
+          securityContext:
+            {{- toYaml $values.securityContext | nindent 12 }}
+          volumeMounts:
+            - name: pstrain-config
+              mountPath: {{ include "pstrain.configPath" .ctx | dir }}
+              readOnly: true
+            - {{- toYaml $logs.mount | nindent 14 }}
+            {{- if $values.data.volume }}
+            - name: pstrain-data
+              mountPath: {{ $values.data.mountPath }}
+              {{- with $values.data.subPath }}
+              subPath: {{ . }}
+              {{- end }}
+              readOnly: true
+            {{- end }}
+            {{- with $logs.extraMounts }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+      volumes:
+        - name: pstrain-config
+          configMap:
+            name: {{ include "pstrain.componentName" (dict "ctx" .ctx "component" "config") }}
+        {{- if $logs.chartVolume }}
+        - {{- toYaml $logs.volume | nindent 10 }}
+        {{- end }}
+        {{- with $values.data.volume }}
+        - name: pstrain-data
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- with $values.volumes }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+{{- end }}
