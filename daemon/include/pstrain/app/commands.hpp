@@ -1,0 +1,17 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pstrain::app {
+
+// `pstrain run`: the daemon every pod runs.
+int runDaemon(const std::vector<std::string>& args);
+
+// `pstrain local`: a whole cluster as child processes on loopback.
+int runLocal(const std::string& self, const std::vector<std::string>& args);
+
+// `pstrain single`: the same training in one process without network, the compute-only bound.
+int runSingle(const std::vector<std::string>& args);
+
+}  // namespace pstrain::app

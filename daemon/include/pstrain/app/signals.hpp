@@ -1,0 +1,15 @@
+#pragma once
+
+#include <functional>
+
+namespace pstrain::app {
+
+// Routes SIGTERM and SIGINT to one thread that runs `onSignal(signal)`, flushes the logs and
+// exits the process with the code `onSignal` returns. Call before starting any other thread, so
+// every thread inherits the blocked signals.
+void handleTerminationSignals(std::function<int(int signal)> onSignal);
+
+// Blocks the calling thread until a termination signal ends the process.
+[[noreturn]] void idleUntilTerminated();
+
+}  // namespace pstrain::app

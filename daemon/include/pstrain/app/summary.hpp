@@ -1,0 +1,33 @@
+#pragma once
+
+#include <Poco/JSON/Object.h>
+
+#include <cstdint>
+#include <string>
+
+namespace pstrain::app {
+
+// What a finished training reports: worker 0 writes it as result.json in its log dir, and
+// `local` and `single` print it and write it with --summary-json.
+struct Summary {
+  std::uint64_t globalStep = 0;
+  double testAccuracy = 0;
+  double elapsedSeconds = 0;          // from the command's start to the end, data loading included
+  double trainingElapsedSeconds = 0;  // the training loop alone
+  int ps = 0;
+  int workers = 0;
+
+  double globalStepsPerSecond() const {
+    return trainingElapsedSeconds > 0 ? double(globalStep) / trainingElapsedSeconds : 0;
+  }
+};
+
+Poco::JSON::Object toJson(const Summary& summary);
+Summary summaryFromJson(const std::string& text);
+void writeSummary(const Summary& summary, const std::string& path);
+std::string describe(const Summary& summary);
+
+// Pulls `--summary-json FILE` out of `args`; returns FILE or "".
+std::string takeSummaryFlag(std::vector<std::string>& args);
+
+}  // namespace pstrain::app

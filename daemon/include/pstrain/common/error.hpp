@@ -1,0 +1,69 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace pstrain {
+
+// Process exit codes: each class of start-up failure has its own, so scripts and
+// Kubernetes events tell a bad flag from a bad data file or an unreachable peer.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitConfig = 2,
+  kExitData = 3,
+  kExitPeer = 4,
+  kExitIo = 5,
+};
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  virtual int exitCode() const { return kExitFailure; }
+};
+
+// A flag, environment variable or configuration file entry is invalid.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+  int exitCode() const override { return kExitConfig; }
+};
+
+// A data file is missing or malformed.
+class DataError : public Error {
+ public:
+  using Error::Error;
+  int exitCode() const override { return kExitData; }
+};
+
+// A peer could not be reached, or spoke out of turn.
+class PeerError : public Error {
+ public:
+  using Error::Error;
+  int exitCode() const override { return kExitPeer; }
+};
+
+// Bytes received from the network violate the wire protocol.
+class ProtocolError : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
+// A local file could not be read or written.
+class IoError : public Error {
+ public:
+  using Error::Error;
+  int exitCode() const override { return kExitIo; }
+};
+
+// A failure that ends the process with a given exit code (e.g. a child process's own).
+class ExitError : public Error {
+ public:
+  ExitError(const std::string& what, int code) : Error(what), code_(code) {}
+  int exitCode() const override { return code_; }
+
+ private:
+  int code_;
+};
+
+}  // namespace pstrain

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <chrono>
+
+namespace pstrain {
+
+// Seconds since the Unix epoch, with microseconds, as the training log lines print them.
+inline double unixTime() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace pstrain

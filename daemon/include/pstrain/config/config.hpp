@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pstrain::config {
+
+enum class Role { kPs, kWorker };
+enum class OptimizerKind { kAdam, kSgd };
+
+std::string roleName(Role role);
+
+// The validated configuration of one process. Built once by load(); never changed after.
+struct Config {
+  std::optional<Role> role;
+  std::optional<int> index;
+  std::string podName;
+
+  int ps = 1;
+  int workers = 1;
+  std::string psService;
+  int psPort = 8000;
+  int workerPort = 9000;
+  std::string clusterDomain;
+  std::vector<std::string> psHosts;
+  double peerTimeoutSeconds = 300;
+
+  std::string dataDir = "/usr/share/pstrain/data";
+  std::string logDir = "/tmp/mnist-log";
+  bool logToStdout = true;
+
+  std::int64_t trainSteps = 1000;
+  int batchSize = 100;
+  std::vector<int> hiddenUnits{128};
+  double learningRate = 0.001;
+  OptimizerKind optimizer = OptimizerKind::kAdam;
+  bool sync = false;
+  std::int64_t logEverySteps = 1;
+  std::int64_t evalEverySteps = 1000;
+  std::uint64_t seed = 1;
+};
+
+// The raw inputs a configuration is merged from, highest precedence first.
+struct Sources {
+  std::vector<std::string> args;              // command-line flags, after the command name
+  std::map<std::string, std::string> env;     // the process environment
+};
+
+// Merges flags > PSTRAIN_* environment > YAML file (--config) > defaults, validating every
+// value. Throws ConfigError naming the key, the offending value and what is allowed.
+Config load(const Sources& sources);
+
+// Identifies a training run: a hash of every setting that shapes the model and its training.
+// Workers and ps refuse each other when theirs differ.
+std::uint64_t runFingerprint(const Config& config);
+
+// The environment of this process, for Sources::env.
+std::map<std::string, std::string> processEnvironment();
+
+// "--batch-size" for "batchSize"; "PSTRAIN_BATCH_SIZE" for the environment.
+std::string flagName(const std::string& key);
+std::string envName(const std::string& key);
+
+// A one-line-per-key description of every key, for --help.
+std::string describeKeys();
+
+}  // namespace pstrain::config

@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+
+#include "pstrain/data/idx.hpp"
+
+namespace pstrain::data {
+
+// The four standard MNIST file paths in a data directory (each plain or .gz).
+struct MnistFiles {
+  std::string trainImages;
+  std::string trainLabels;
+  std::string testImages;
+  std::string testLabels;
+};
+
+// Throws DataError when the directory or any of the four files is missing.
+MnistFiles findMnistFiles(const std::string& dir);
+
+// The part of the training set that worker `index` of `workers` trains on: a contiguous
+// slice, the slices of all workers covering the set once.
+Examples loadTrainingSlice(const MnistFiles& files, int index, int workers);
+
+Examples loadTrainingSet(const MnistFiles& files);
+Examples loadTestSet(const MnistFiles& files);
+
+}  // namespace pstrain::data

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <armadillo>
+#include <cstdint>
+#include <vector>
+
+#include "pstrain/model/layout.hpp"
+
+namespace pstrain::model {
+
+// Forward and backward passes of an MLP (ReLU hidden layers, softmax cross-entropy) on float32.
+// Parameters and gradients are flat vectors laid out by Layout; the object only holds the
+// per-batch workspace, reused from step to step so that training allocates nothing.
+class Mlp {
+ public:
+  explicit Mlp(Layout layout);
+
+  const Layout& layout() const { return layout_; }
+
+  // Mean cross-entropy of the batch (inputs: one column per example, labels 0..classes-1);
+  // writes d(loss)/d(params) into `gradient` (parameterCount() floats).
+  float lossAndGradient(const float* params, const arma::fmat& inputs, const std::uint8_t* labels,
+                        float* gradient);
+
+  // Mean cross-entropy of the batch without gradients.
+  float loss(const float* params, const arma::fmat& inputs, const std::uint8_t* labels);
+
+  // Number of examples whose most probable class is their label.
+  size_t countCorrect(const float* params, const arma::fmat& inputs, const std::uint8_t* labels);
+
+ private:
+  void forward(const float* params, const arma::fmat& inputs);
+  // Turns the last layer's logits into probabilities; returns the mean cross-entropy.
+  float softmaxCrossEntropy(const std::uint8_t* labels);
+
+  Layout layout_;
+  std::vector<arma::fmat> activations_;  // [l] = output of layer l (last: logits, then probs)
+  std::vector<arma::fmat> deltas_;       // [l] = d(loss)/d(pre-activation of layer l)
+};
+
+// Fills `inputs` (one column per example) with pixels scaled to [0, 1], taking the examples
+// at `indices` from `pixels` (examples of `imageSize` bytes each, back to back).
+void gatherInputs(const std::uint8_t* pixels, size_t imageSize, const std::uint32_t* indices,
+                  size_t count, arma::fmat& inputs);
+
+// Fraction of `count` examples classified correctly, evaluated in chunks.
+double accuracy(Mlp& mlp, const float* params, const std::uint8_t* pixels,
+                const std::uint8_t* labels, size_t count);
+
+}  // namespace pstrain::model

@@ -1,0 +1,76 @@
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::net {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "the wire format is little-endian and copied as is");
+
+// Appends fixed-width little-endian fields to a byte buffer.
+class ByteWriter {
+ public:
+  explicit ByteWriter(std::vector<std::uint8_t>& out) : out_(out) {}
+
+  template <typename T>
+  ByteWriter& put(T value) {
+    static_assert(std::is_arithmetic_v<T>);
+    auto at = out_.size();
+    out_.resize(at + sizeof(T));
+    std::memcpy(out_.data() + at, &value, sizeof(T));
+    return *this;
+  }
+
+  ByteWriter& putText(const std::string& text) {
+    out_.insert(out_.end(), text.begin(), text.end());
+    return *this;
+  }
+
+ private:
+  std::vector<std::uint8_t>& out_;
+};
+
+// Reads fixed-width fields from untrusted bytes; reading past the end throws ProtocolError.
+class ByteReader {
+ public:
+  ByteReader(const std::uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+  template <typename T>
+  T get() {
+    static_assert(std::is_arithmetic_v<T>);
+    need(sizeof(T));
+    T value;
+    std::memcpy(&value, data_ + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+
+  std::string rest() {
+    std::string text(reinterpret_cast<const char*>(data_) + at_, size_ - at_);
+    at_ = size_;
+    return text;
+  }
+
+  // Fields must fill the message exactly: trailing bytes are as wrong as missing ones.
+  void expectEnd() const {
+    if (at_ != size_) throw ProtocolError("message has " + std::to_string(size_ - at_) +
+                                          " unexpected trailing bytes");
+  }
+
+ private:
+  void need(size_t bytes) const {
+    if (size_ - at_ < bytes) throw ProtocolError("message is shorter than its fields");
+  }
+
+  const std::uint8_t* data_;
+  size_t size_;
+  size_t at_ = 0;
+};
+
+}  // namespace pstrain::net

@@ -1,0 +1,101 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pstrain/config/config.hpp"
+
+namespace pstrain::net {
+
+// Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
+// then the payload: the type's fixed fields, then for some types an array of float32 values.
+constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
+constexpr std::uint16_t kProtocolVersion = 1;
+constexpr size_t kHeaderSize = 12;
+constexpr size_t kMaxErrorText = 1024;
+
+enum class MessageType : std::uint16_t {
+  kHello = 1,        // worker -> ps: who I am, which model and run
+  kWelcome = 2,      // ps -> worker: the shard it owns, the global step
+  kPull = 3,         // worker -> ps: send me the shard's parameters
+  kPush = 4,         // worker -> ps: gradients for the shard (float tail)
+  kParams = 5,       // ps -> worker: the shard's parameters after the step (float tail)
+  kStatus = 6,       // anyone -> any process: how far are you
+  kStatusReply = 7,  // the answer
+  kDone = 8,         // worker -> ps: I have finished; answered with kStatusReply
+  kError = 9,        // either way: why the connection is refused (text tail), then close
+};
+
+std::string messageName(MessageType type);
+
+struct FrameHeader {
+  MessageType type;
+  std::uint32_t length;
+};
+
+using HeaderBytes = std::array<std::uint8_t, kHeaderSize>;
+
+HeaderBytes encodeHeader(MessageType type, std::uint32_t length);
+
+// Checks magic, version, type and that the length fits the type and `maxPayload`;
+// throws ProtocolError saying which check failed.
+FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload);
+
+// Size of a type's fixed fields, and whether a float array follows them.
+size_t fixedFieldsSize(MessageType type);
+bool carriesValues(MessageType type);
+
+struct Hello {
+  config::Role role;
+  std::uint32_t index;
+  std::uint64_t parameterCount;
+  std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
+};
+
+struct Welcome {
+  std::uint64_t offset;
+  std::uint64_t count;
+  std::uint64_t globalStep;
+  std::uint64_t trainSteps;
+};
+
+struct Push {
+  std::uint64_t localStep;
+  float loss;
+};
+
+struct Params {
+  std::uint64_t globalStep;
+  bool applied;  // the push this answers was applied (false once training has ended)
+  bool done;     // the global step has reached trainSteps
+};
+
+struct StatusReply {
+  config::Role role;
+  std::uint32_t index;
+  std::uint64_t globalStep;
+  bool done;
+};
+
+struct Done {
+  std::uint64_t localSteps;
+};
+
+std::vector<std::uint8_t> encode(const Hello& message);
+std::vector<std::uint8_t> encode(const Welcome& message);
+std::vector<std::uint8_t> encode(const Push& message);
+std::vector<std::uint8_t> encode(const Params& message);
+std::vector<std::uint8_t> encode(const StatusReply& message);
+std::vector<std::uint8_t> encode(const Done& message);
+
+// Each decoder takes exactly the type's fixed fields and throws ProtocolError otherwise.
+Hello decodeHello(const std::vector<std::uint8_t>& fields);
+Welcome decodeWelcome(const std::vector<std::uint8_t>& fields);
+Push decodePush(const std::vector<std::uint8_t>& fields);
+Params decodeParams(const std::vector<std::uint8_t>& fields);
+StatusReply decodeStatusReply(const std::vector<std::uint8_t>& fields);
+Done decodeDone(const std::vector<std::uint8_t>& fields);
+
+}  // namespace pstrain::net

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "pstrain/config/config.hpp"
+#include "pstrain/net/frame_server.hpp"
+#include "pstrain/ps/shard.hpp"
+
+namespace pstrain::ps {
+
+// A parameter server: owns one shard of the model and serves workers' hello, pull, push, status
+// and done messages on its port. Each applied push is one global step; the ps logs its progress
+// and the end of training, then goes on answering (with the final parameters) until stopped.
+class PsService {
+ public:
+  PsService(const config::Config& config, int index, int listenPort);
+
+  int port() const { return server_->port(); }
+  std::uint64_t globalStep() const;
+
+ private:
+  void serve(net::Connection& connection);
+  void handleHello(net::Connection& connection);
+  void handlePush(net::Connection& connection, std::vector<float>& gradient,
+                  std::vector<float>& reply);
+  void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+               std::uint32_t worker);
+
+  const config::Config& config_;
+  int index_;
+  std::uint64_t runId_;
+  std::uint64_t parameterCount_;
+  ShardRange range_;
+  Shard shard_;
+  std::once_flag started_;  // the first worker's hello starts the clock
+  std::chrono::steady_clock::time_point startTime_;
+  std::unique_ptr<net::FrameServer> server_;
+};
+
+}  // namespace pstrain::ps

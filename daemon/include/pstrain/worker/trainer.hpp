@@ -1,0 +1,68 @@
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/config/config.hpp"
+#include "pstrain/data/idx.hpp"
+#include "pstrain/model/mlp.hpp"
+#include "pstrain/net/connection.hpp"
+
+namespace pstrain::worker {
+
+struct TrainingResult {
+  std::uint64_t globalStep = 0;
+  std::uint64_t localSteps = 0;
+  double elapsedSeconds = 0;
+  std::optional<double> testAccuracy;  // worker 0 only
+};
+
+// One worker's training loop: pulls the parameters from every ps, computes the gradient of a
+// batch of its own examples, pushes each ps its slice of the gradient and receives that slice
+// of the updated parameters in the answer, until every ps reports the end of training.
+// Worker 0 (the chief) evaluates test accuracy every evalEverySteps and at the end.
+class Trainer {
+ public:
+  Trainer(const config::Config& config, const cluster::Placement& placement);
+
+  // `test` is used by the chief only and may be null for the others.
+  TrainingResult run(const data::Examples& train, const data::Examples* test);
+
+  // The model as trained: valid after run().
+  const std::vector<float>& parameters() const { return params_; }
+  const model::Layout& layout() const { return layout_; }
+
+  std::uint64_t globalStep() const { return globalStep_.load(); }
+  bool finished() const { return finished_.load(); }
+
+ private:
+  struct PsLink {
+    net::Connection connection;
+    net::Welcome shard;
+    std::uint64_t globalStep = 0;
+    bool done = false;
+  };
+
+  void connect();
+  void pull();
+  // Sends every unfinished ps its gradient slice and takes in the new parameters; returns
+  // whether any ps applied it.
+  bool push(std::uint64_t localStep, float loss);
+  void receiveParams(PsLink& link, bool& applied);
+  bool allDone() const;
+  std::uint64_t minGlobalStep() const;
+
+  const config::Config& config_;
+  const cluster::Placement& placement_;
+  model::Layout layout_;
+  std::vector<float> params_;
+  std::vector<float> gradient_;
+  std::vector<PsLink> links_;
+  std::atomic<std::uint64_t> globalStep_{0};
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace pstrain::worker

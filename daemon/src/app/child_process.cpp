@@ -1,0 +1,70 @@
+#include "pstrain/app/child_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::app {
+
+ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdoutPath,
+                           const std::string& stderrPath) {
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  std::vector<char*> args;
+  for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+  args.push_back(nullptr);
+  int out = ::open(stdoutPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int err = ::open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (out < 0 || err < 0) {
+    throw IoError("cannot create " + stderrPath + ": " + std::strerror(errno));
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::dup2(out, STDOUT_FILENO);
+    ::dup2(err, STDERR_FILENO);
+    ::execv(args[0], args.data());
+    ::_exit(127);
+  }
+  ::close(out);
+  ::close(err);
+  if (pid_ < 0) throw IoError(std::string("cannot start a process: ") + std::strerror(errno));
+}
+
+ChildProcess::~ChildProcess() { stop(std::chrono::milliseconds(2000)); }
+
+std::optional<int> ChildProcess::poll() {
+  if (status_) return status_;
+  int raw = 0;
+  if (::waitpid(pid_, &raw, WNOHANG) == pid_) {
+    status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  }
+  return status_;
+}
+
+void ChildProcess::stop(std::chrono::milliseconds grace) {
+  if (poll()) return;
+  ::kill(pid_, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!poll() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (!poll()) {
+    ::kill(pid_, SIGKILL);
+    int raw = 0;
+    ::waitpid(pid_, &raw, 0);
+    status_ = 128 + SIGKILL;
+  }
+}
+
+}  // namespace pstrain::app

@@ -1,0 +1,145 @@
+#include <Poco/Net/ServerSocket.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "pstrain/app/child_process.hpp"
+#include "pstrain/app/commands.hpp"
+#include "pstrain/app/signals.hpp"
+#include "pstrain/app/summary.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/config/config.hpp"
+#include "pstrain/data/mnist.hpp"
+
+namespace pstrain::app {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Free loopback ports, all held open until every one is chosen so none repeats.
+std::vector<int> freePorts(int count) {
+  std::vector<Poco::Net::ServerSocket> held(static_cast<size_t>(count));
+  std::vector<int> ports;
+  for (auto& socket : held) {
+    socket.bind(Poco::Net::SocketAddress("127.0.0.1", 0), true);
+    ports.push_back(socket.address().port());
+  }
+  return ports;
+}
+
+std::string lastLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::string last;
+  while (std::getline(in, line)) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+struct Child {
+  std::string name;  // "ps-0", "worker-1": also its log dir under logDir
+  std::unique_ptr<ChildProcess> process;
+};
+
+// The children, shared with the signal thread so that Ctrl-C stops them too.
+std::mutex childrenMutex;
+std::vector<Child>* runningChildren = nullptr;
+
+void stopAll(std::vector<Child>& children) {
+  for (auto& child : children) ::kill(child.process->pid(), SIGTERM);
+  for (auto& child : children) child.process->stop(std::chrono::milliseconds(5000));
+}
+
+}  // namespace
+
+int runLocal(const std::string& self, const std::vector<std::string>& originalArgs) {
+  const auto start = std::chrono::steady_clock::now();
+  auto args = originalArgs;
+  const auto summaryPath = takeSummaryFlag(args);
+  const auto settings = config::load({args, config::processEnvironment()});
+  data::findMnistFiles(settings.dataDir);  // a missing data set is reported once, here
+  log::initConsole();
+  auto logger = log::logger("local");
+
+  auto ports = freePorts(settings.ps + settings.workers);
+  std::string psHosts;
+  for (int i = 0; i < settings.ps; ++i) {
+    psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
+  }
+
+  std::vector<Child> children;
+  handleTerminationSignals([](int signal) {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    if (runningChildren) stopAll(*runningChildren);
+    return 128 + signal;
+  });
+  {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    for (int i = 0; i < settings.ps + settings.workers; ++i) {
+      bool isPs = i < settings.ps;
+      int index = isPs ? i : i - settings.ps;
+      std::string role = isPs ? "ps" : "worker";
+      std::string name = role + "-" + std::to_string(index);
+      std::string dir = settings.logDir + "/" + name;
+      fs::create_directories(dir);
+      for (const char* stale : {"deploy.log", "result.json", "model.bin"}) fs::remove(dir + "/" + stale);
+      // The user's flags first, then this process's placement: for a repeated flag the last wins.
+      std::vector<std::string> argv{self, "run"};
+      argv.insert(argv.end(), args.begin(), args.end());
+      std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
+                                         "--ps-hosts", psHosts,
+                                         isPs ? std::string("--ps-port") : "--worker-port",
+                                         std::to_string(ports[size_t(i)]), "--log-dir", dir,
+                                         "--log-to-stdout", "false"};
+      argv.insert(argv.end(), placement.begin(), placement.end());
+      children.push_back(
+          Child{name, std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log")});
+    }
+    runningChildren = &children;
+  }
+  logger->info("started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log",
+               settings.ps, settings.workers, settings.logDir);
+
+  const std::string resultPath = settings.logDir + "/worker-0/result.json";
+  int failure = 0;
+  std::string failureText;
+  while (!fs::exists(resultPath)) {
+    for (auto& child : children) {
+      if (auto status = child.process->poll()) {
+        failure = *status == 0 ? kExitFailure : *status;
+        failureText = child.name + " exited with status " + std::to_string(*status) + ": " +
+                      lastLine(settings.logDir + "/" + child.name + "/stderr.log");
+        break;
+      }
+    }
+    if (failure) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    runningChildren = nullptr;
+    stopAll(children);
+  }
+  if (failure) throw ExitError(failureText, failure);
+
+  auto summary = summaryFromJson(readFile(resultPath));
+  summary.elapsedSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
+  if (!summaryPath.empty()) writeSummary(summary, summaryPath);
+  return kExitOk;
+}
+
+}  // namespace pstrain::app

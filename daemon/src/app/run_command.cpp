@@ -1,0 +1,98 @@
+#include <Poco/Environment.h>
+
+#include <chrono>
+#include <csignal>
+
+#include "pstrain/app/commands.hpp"
+#include "pstrain/app/signals.hpp"
+#include "pstrain/app/summary.hpp"
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/data/mnist.hpp"
+#include "pstrain/model/model_file.hpp"
+#include "pstrain/net/frame_server.hpp"
+#include "pstrain/ps/ps_service.hpp"
+#include "pstrain/worker/trainer.hpp"
+
+namespace pstrain::app {
+namespace {
+
+std::string envOr(const std::map<std::string, std::string>& env, const char* name) {
+  auto it = env.find(name);
+  return it == env.end() ? std::string() : it->second;
+}
+
+[[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement) {
+  ps::PsService service(settings, placement.index, placement.listenPort);
+  idleUntilTerminated();
+}
+
+[[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement) {
+  auto logger = log::logger("worker");
+  const auto start = std::chrono::steady_clock::now();
+  const bool chief = placement.index == 0;
+  auto files = data::findMnistFiles(settings.dataDir);
+  auto train = data::loadTrainingSlice(files, placement.index, settings.workers);
+  std::optional<data::Examples> test;
+  if (chief) test = data::loadTestSet(files);
+  logger->info("Worker {}: loaded {} training examples{} from {}", placement.index, train.count,
+               chief ? " and " + std::to_string(test->count) + " test examples" : "",
+               settings.dataDir);
+
+  worker::Trainer trainer(settings, placement);
+  // The worker port answers status queries, so peers and operators can see where it stands.
+  net::FrameServer statusServer(
+      "worker", placement.listenPort, 64, 8, [&](net::Connection& connection) {
+        for (;;) {
+          connection.receiveExpected(net::MessageType::kStatus);
+          connection.send(net::MessageType::kStatusReply,
+                          net::encode(net::StatusReply{config::Role::kWorker,
+                                                       std::uint32_t(placement.index),
+                                                       trainer.globalStep(), trainer.finished()}));
+        }
+      });
+
+  auto result = trainer.run(train, chief ? &*test : nullptr);
+  if (chief) {
+    writeFileAtomically(settings.logDir + "/model.bin",
+                        model::serializeModel(trainer.layout(), trainer.parameters()));
+    Summary summary;
+    summary.globalStep = result.globalStep;
+    summary.testAccuracy = result.testAccuracy.value_or(0);
+    summary.trainingElapsedSeconds = result.elapsedSeconds;
+    summary.elapsedSeconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.ps = settings.ps;
+    summary.workers = settings.workers;
+    writeSummary(summary, settings.logDir + "/result.json");
+    logger->info("Worker 0: model written to {}/model.bin; {}", settings.logDir, describe(summary));
+  }
+  logger->info("Worker {}: completed; idle until stopped", placement.index);
+  log::flush();
+  idleUntilTerminated();
+}
+
+}  // namespace
+
+int runDaemon(const std::vector<std::string>& args) {
+  auto env = config::processEnvironment();
+  const auto settings = config::load({args, env});
+  log::init(settings.logDir, settings.logToStdout);
+  const auto placement =
+      cluster::place(settings, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
+  handleTerminationSignals([](int signal) {
+    log::logger("app")->info("received {}, exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    return kExitOk;
+  });
+  std::string peers;
+  for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
+  log::logger("app")->info("pstrain {}: {} {} of {} ps and {} workers; ps: {}", PSTRAIN_VERSION,
+                           config::roleName(placement.role), placement.index, settings.ps,
+                           settings.workers, peers);
+  if (placement.role == config::Role::kPs) runPs(settings, placement);
+  runWorker(settings, placement);
+}
+
+}  // namespace pstrain::app

@@ -1,0 +1,73 @@
+#include "pstrain/app/summary.hpp"
+
+#include <Poco/JSON/Parser.h>
+
+#include <sstream>
+
+#include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::app {
+
+Poco::JSON::Object toJson(const Summary& s) {
+  Poco::JSON::Object json(Poco::JSON_PRESERVE_KEY_ORDER);
+  json.set("global_step", s.globalStep);
+  json.set("test_accuracy", s.testAccuracy);
+  json.set("elapsed_s", s.elapsedSeconds);
+  json.set("training_elapsed_s", s.trainingElapsedSeconds);
+  json.set("global_steps_per_s", s.globalStepsPerSecond());
+  json.set("ps", s.ps);
+  json.set("workers", s.workers);
+  return json;
+}
+
+Summary summaryFromJson(const std::string& text) {
+  try {
+    auto json = Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
+    Summary s;
+    s.globalStep = json->getValue<std::uint64_t>("global_step");
+    s.testAccuracy = json->getValue<double>("test_accuracy");
+    s.elapsedSeconds = json->getValue<double>("elapsed_s");
+    s.trainingElapsedSeconds = json->getValue<double>("training_elapsed_s");
+    s.ps = json->getValue<int>("ps");
+    s.workers = json->getValue<int>("workers");
+    return s;
+  } catch (const Poco::Exception& e) {
+    throw IoError("cannot read a training summary: " + e.displayText());
+  }
+}
+
+void writeSummary(const Summary& summary, const std::string& path) {
+  std::ostringstream text;
+  toJson(summary).stringify(text, 2);
+  text << "\n";
+  writeFileAtomically(path, text.str());
+}
+
+std::string describe(const Summary& s) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "global step %llu in %.2f s of training (%.0f global steps/s), test accuracy "
+                "%.4f; %.2f s in all",
+                static_cast<unsigned long long>(s.globalStep), s.trainingElapsedSeconds,
+                s.globalStepsPerSecond(), s.testAccuracy, s.elapsedSeconds);
+  return line;
+}
+
+std::string takeSummaryFlag(std::vector<std::string>& args) {
+  std::string path;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--summary-json" && i + 1 < args.size()) {
+      path = args[i + 1];
+      args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+      --i;
+    } else if (args[i].rfind("--summary-json=", 0) == 0) {
+      path = args[i].substr(15);
+      args.erase(args.begin() + long(i));
+      --i;
+    }
+  }
+  return path;
+}
+
+}  // namespace pstrain::app

@@ -1,0 +1,392 @@
+#include "pstrain/config/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <sstream>
+
+#include "pstrain/common/error.hpp"
+
+extern char** environ;
+
+namespace pstrain::config {
+namespace {
+
+// Thrown by a value parser; carries what the key allows.
+struct InvalidValue {
+  std::string allowed;
+};
+
+std::int64_t parseInt(const std::string& text, std::int64_t min, std::int64_t max) {
+  std::string allowed = "an integer from " + std::to_string(min) +
+                        (max == std::numeric_limits<std::int64_t>::max()
+                             ? " up"
+                             : " to " + std::to_string(max));
+  char* end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || errno == ERANGE || value < min || value > max) {
+    throw InvalidValue{allowed};
+  }
+  return value;
+}
+
+double parseDouble(const std::string& text, double minExclusive, double max) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value > minExclusive) || !(value <= max)) {
+    std::ostringstream allowed;
+    allowed << "a number greater than " << minExclusive << " and at most " << max;
+    throw InvalidValue{allowed.str()};
+  }
+  return value;
+}
+
+bool parseBool(const std::string& text) {
+  if (text == "true" || text == "1" || text == "yes") return true;
+  if (text == "false" || text == "0" || text == "no") return false;
+  throw InvalidValue{"true or false"};
+}
+
+std::vector<std::string> splitList(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream stream(text);
+  for (std::string item; std::getline(stream, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::string nonEmpty(const std::string& text) {
+  if (text.empty()) throw InvalidValue{"a non-empty string"};
+  return text;
+}
+
+std::string validHostPort(const std::string& text) {
+  auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw InvalidValue{"host:port entries"};
+  parseInt(text.substr(colon + 1), 1, 65535);
+  return text;
+}
+
+struct Key {
+  const char* name;
+  std::function<void(Config&, const std::string&)> assign;
+  const char* help;
+};
+
+const std::vector<Key>& keys() {
+  constexpr auto kMaxInt64 = std::numeric_limits<std::int64_t>::max();
+  static const std::vector<Key> table = {
+      {"role",
+       [](Config& c, const std::string& v) {
+         if (v == "ps") {
+           c.role = Role::kPs;
+         } else if (v == "worker") {
+           c.role = Role::kWorker;
+         } else {
+           throw InvalidValue{"ps or worker"};
+         }
+       },
+       "ps or worker (default: from the pod name)"},
+      {"index", [](Config& c, const std::string& v) { c.index = int(parseInt(v, 0, 100000)); },
+       "ordinal within the role (default: from the pod name)"},
+      {"podName", [](Config& c, const std::string& v) { c.podName = nonEmpty(v); },
+       "<prefix>-<role>-<ordinal> (default: $POD_NAME, else the hostname)"},
+      {"ps", [](Config& c, const std::string& v) { c.ps = int(parseInt(v, 1, 1024)); },
+       "number of parameter servers"},
+      {"workers", [](Config& c, const std::string& v) { c.workers = int(parseInt(v, 1, 4096)); },
+       "number of workers"},
+      {"psService", [](Config& c, const std::string& v) { c.psService = nonEmpty(v); },
+       "headless Service of the ps pods (default: <prefix>-ps)"},
+      {"psPort", [](Config& c, const std::string& v) { c.psPort = int(parseInt(v, 1, 65535)); },
+       "port every ps listens on"},
+      {"workerPort",
+       [](Config& c, const std::string& v) { c.workerPort = int(parseInt(v, 1, 65535)); },
+       "port every worker listens on"},
+      {"clusterDomain", [](Config& c, const std::string& v) { c.clusterDomain = v; },
+       "cluster DNS domain; when set, peers are named by FQDN"},
+      {"psHosts",
+       [](Config& c, const std::string& v) {
+         c.psHosts.clear();
+         for (const auto& host : splitList(v)) c.psHosts.push_back(validHostPort(host));
+       },
+       "host:port of every ps, comma-separated (replaces the DNS names)"},
+      {"peerTimeoutSeconds",
+       [](Config& c, const std::string& v) { c.peerTimeoutSeconds = parseDouble(v, 0, 86400); },
+       "how long to wait for a peer before giving up"},
+      {"dataDir", [](Config& c, const std::string& v) { c.dataDir = nonEmpty(v); },
+       "directory with the MNIST IDX files"},
+      {"logDir", [](Config& c, const std::string& v) { c.logDir = nonEmpty(v); },
+       "directory for deploy.log and results"},
+      {"logToStdout", [](Config& c, const std::string& v) { c.logToStdout = parseBool(v); },
+       "also log to stdout"},
+      {"trainSteps",
+       [](Config& c, const std::string& v) { c.trainSteps = parseInt(v, 1, kMaxInt64); },
+       "global steps to train"},
+      {"batchSize",
+       [](Config& c, const std::string& v) { c.batchSize = int(parseInt(v, 1, 60000)); },
+       "examples per worker step"},
+      {"hiddenUnits",
+       [](Config& c, const std::string& v) {
+         c.hiddenUnits.clear();
+         for (const auto& width : splitList(v)) {
+           try {
+             c.hiddenUnits.push_back(int(parseInt(width, 1, 65536)));
+           } catch (const InvalidValue&) {
+             throw InvalidValue{"comma-separated layer widths from 1 to 65536"};
+           }
+         }
+         if (c.hiddenUnits.empty() || c.hiddenUnits.size() > 8) {
+           throw InvalidValue{"1 to 8 comma-separated layer widths"};
+         }
+       },
+       "hidden layer widths, comma-separated"},
+      {"learningRate",
+       [](Config& c, const std::string& v) { c.learningRate = parseDouble(v, 0, 10); },
+       "optimizer step size"},
+      {"optimizer",
+       [](Config& c, const std::string& v) {
+         if (v == "adam") {
+           c.optimizer = OptimizerKind::kAdam;
+         } else if (v == "sgd") {
+           c.optimizer = OptimizerKind::kSgd;
+         } else {
+           throw InvalidValue{"adam or sgd"};
+         }
+       },
+       "adam or sgd"},
+      {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },
+       "synchronous training"},
+      {"logEverySteps",
+       [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
+       "progress line every N steps"},
+      {"evalEverySteps",
+       [](Config& c, const std::string& v) { c.evalEverySteps = parseInt(v, 0, kMaxInt64); },
+       "worker 0 logs test accuracy every N local steps (0: only at the end)"},
+      {"seed",
+       [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
+       "initialisation and shuffling seed"},
+  };
+  return table;
+}
+
+const Key* findKey(const std::string& name) {
+  for (const auto& key : keys()) {
+    if (name == key.name) return &key;
+  }
+  return nullptr;
+}
+
+// One value for one key, and where it came from (for error messages).
+struct Setting {
+  std::string value;
+  std::string origin;
+};
+
+bool isBoolKey(const std::string& name) { return name == "sync" || name == "logToStdout"; }
+
+std::string keyFromFlag(const std::string& flag) {
+  std::string key;
+  bool upper = false;
+  for (char ch : flag) {
+    if (ch == '-') {
+      upper = true;
+    } else {
+      key += upper ? char(std::toupper(static_cast<unsigned char>(ch))) : ch;
+      upper = false;
+    }
+  }
+  return key;
+}
+
+// Parses "--key value", "--key=value" and bare boolean "--sync". A repeated flag: the last wins.
+std::map<std::string, Setting> settingsFromArgs(const std::vector<std::string>& args,
+                                                std::string& configFile) {
+  std::map<std::string, Setting> settings;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg.rfind("--", 0) != 0 || arg.size() < 3) {
+      throw ConfigError("unexpected argument '" + arg + "' (flags look like --batch-size 100)");
+    }
+    std::string flag = arg.substr(2);
+    std::optional<std::string> value;
+    if (auto eq = flag.find('='); eq != std::string::npos) {
+      value = flag.substr(eq + 1);
+      flag = flag.substr(0, eq);
+    }
+    std::string key = keyFromFlag(flag);
+    if (flag == "config") {
+      key = "config";
+    } else if (!findKey(key) || flagName(key) != "--" + flag) {
+      throw ConfigError("unknown flag --" + flag + " (pstrain --help lists the flags)");
+    }
+    if (!value) {
+      bool nextIsValue = i + 1 < args.size() && args[i + 1].rfind("--", 0) != 0;
+      if (isBoolKey(key) && !nextIsValue) {
+        value = "true";
+      } else if (!nextIsValue) {
+        throw ConfigError("flag --" + flag + " needs a value");
+      } else {
+        value = args[++i];
+      }
+    }
+    if (key == "config") {
+      configFile = *value;
+    } else {
+      settings[key] = Setting{*value, "flag --" + flag};
+    }
+  }
+  return settings;
+}
+
+std::string scalarText(const YAML::Node& node, const std::string& key) {
+  if (node.IsScalar()) return node.Scalar();
+  if (node.IsSequence()) {
+    std::string joined;
+    for (const auto& item : node) {
+      if (!item.IsScalar()) break;
+      joined += (joined.empty() ? "" : ",") + item.Scalar();
+    }
+    return joined;
+  }
+  throw ConfigError("config file: key " + key + " must be a value or a list of values");
+}
+
+std::map<std::string, Setting> settingsFromFile(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw ConfigError("config file " + path + " cannot be read");
+  } catch (const YAML::Exception& e) {
+    throw ConfigError("config file " + path + " is not valid YAML: " + e.what());
+  }
+  std::map<std::string, Setting> settings;
+  if (root.IsNull()) return settings;
+  if (!root.IsMap()) throw ConfigError("config file " + path + " must be a mapping of keys");
+  for (const auto& entry : root) {
+    auto key = entry.first.as<std::string>();
+    if (!findKey(key)) {
+      throw ConfigError("config file " + path + ": unknown key " + key +
+                        " (pstrain --help lists the keys)");
+    }
+    settings[key] = Setting{scalarText(entry.second, key), "config file " + path};
+  }
+  return settings;
+}
+
+std::map<std::string, Setting> settingsFromEnv(const std::map<std::string, std::string>& env) {
+  std::map<std::string, Setting> settings;
+  for (const auto& [name, value] : env) {
+    if (name.rfind("PSTRAIN_", 0) != 0 || name == "PSTRAIN_CONFIG") continue;
+    auto key = std::find_if(keys().begin(), keys().end(),
+                            [&](const Key& k) { return envName(k.name) == name; });
+    if (key == keys().end()) {
+      throw ConfigError("unknown environment variable " + name +
+                        " (pstrain --help lists the keys)");
+    }
+    settings[key->name] = Setting{value, "environment " + name};
+  }
+  return settings;
+}
+
+}  // namespace
+
+std::string roleName(Role role) { return role == Role::kPs ? "ps" : "worker"; }
+
+std::string flagName(const std::string& key) {
+  std::string flag = "--";
+  for (char ch : key) {
+    if (std::isupper(static_cast<unsigned char>(ch))) {
+      flag += '-';
+      flag += char(std::tolower(static_cast<unsigned char>(ch)));
+    } else {
+      flag += ch;
+    }
+  }
+  return flag;
+}
+
+std::string envName(const std::string& key) {
+  std::string name = "PSTRAIN_";
+  for (char ch : flagName(key).substr(2)) {
+    name += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
+  }
+  return name;
+}
+
+std::string describeKeys() {
+  std::ostringstream out;
+  for (const auto& key : keys()) {
+    out << "  " << flagName(key.name) << " (" << envName(key.name) << ", " << key.name
+        << ")\n      " << key.help << "\n";
+  }
+  return out.str();
+}
+
+std::map<std::string, std::string> processEnvironment() {
+  std::map<std::string, std::string> env;
+  for (char** entry = environ; entry && *entry; ++entry) {
+    std::string text(*entry);
+    auto eq = text.find('=');
+    if (eq != std::string::npos) env[text.substr(0, eq)] = text.substr(eq + 1);
+  }
+  return env;
+}
+
+std::uint64_t runFingerprint(const Config& config) {
+  std::ostringstream canonical;
+  canonical << "ps=" << config.ps << ";workers=" << config.workers << ";steps=" << config.trainSteps
+            << ";batch=" << config.batchSize << ";lr=" << config.learningRate
+            << ";optimizer=" << int(config.optimizer) << ";sync=" << config.sync
+            << ";seed=" << config.seed << ";hidden=";
+  for (int width : config.hiddenUnits) canonical << width << ",";
+  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (char ch : canonical.str()) {
+    hash ^= static_cast<unsigned char>(ch);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+Config load(const Sources& sources) {
+  std::string configFile;
+  auto fromFlags = settingsFromArgs(sources.args, configFile);
+  auto fromEnv = settingsFromEnv(sources.env);
+  if (configFile.empty()) {
+    if (auto it = sources.env.find("PSTRAIN_CONFIG"); it != sources.env.end()) {
+      configFile = it->second;
+    }
+  }
+  auto merged = configFile.empty() ? std::map<std::string, Setting>{} : settingsFromFile(configFile);
+  for (const auto& [key, setting] : fromEnv) merged[key] = setting;
+  for (const auto& [key, setting] : fromFlags) merged[key] = setting;
+  if (!merged.count("podName")) {
+    if (auto it = sources.env.find("POD_NAME"); it != sources.env.end() && !it->second.empty()) {
+      merged["podName"] = Setting{it->second, "environment POD_NAME"};
+    }
+  }
+
+  Config config;
+  for (const auto& [key, setting] : merged) {
+    try {
+      findKey(key)->assign(config, setting.value);
+    } catch (const InvalidValue& invalid) {
+      throw ConfigError("invalid " + key + " = '" + setting.value + "' (" + setting.origin +
+                        "): expected " + invalid.allowed);
+    }
+  }
+  if (!config.psHosts.empty() && int(config.psHosts.size()) != config.ps) {
+    throw ConfigError("psHosts lists " + std::to_string(config.psHosts.size()) +
+                      " hosts but ps = " + std::to_string(config.ps) + ": they must agree");
+  }
+  return config;
+}
+
+}  // namespace pstrain::config

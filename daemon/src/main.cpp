@@ -1,0 +1,63 @@
+#include <Poco/Exception.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "pstrain/app/commands.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/config/config.hpp"
+
+namespace {
+
+void printUsage() {
+  std::printf(
+      "pstrain %s: parameter-server MNIST training\n\n"
+      "Usage:\n"
+      "  pstrain run [FLAGS]      the daemon every pod runs (role from the pod name)\n"
+      "  pstrain local [FLAGS] [--summary-json FILE]\n"
+      "                           a whole cluster (--ps N --workers M) as local processes\n"
+      "  pstrain single [FLAGS] [--summary-json FILE]\n"
+      "                           the same training in one process, without network\n\n"
+      "Configuration: flags > PSTRAIN_* environment > YAML file (--config FILE) > defaults.\n"
+      "Keys:\n%s",
+      PSTRAIN_VERSION, pstrain::config::describeKeys().c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  bool help = std::any_of(args.begin(), args.end(),
+                          [](const std::string& a) { return a == "--help" || a == "-h"; });
+  if (args.empty() || help || args[0] == "help") {
+    printUsage();
+    return args.empty() ? pstrain::kExitConfig : pstrain::kExitOk;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "run") return pstrain::app::runDaemon(args);
+    if (command == "local") {
+      return pstrain::app::runLocal(std::filesystem::read_symlink("/proc/self/exe"), args);
+    }
+    if (command == "single") return pstrain::app::runSingle(args);
+    std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
+                 command.c_str());
+    return pstrain::kExitConfig;
+  } catch (const pstrain::Error& e) {
+    pstrain::log::logger("app")->error("{}", e.what());
+    pstrain::log::flush();
+    std::fprintf(stderr, "pstrain: %s\n", e.what());
+    return e.exitCode();
+  } catch (const Poco::Exception& e) {
+    std::fprintf(stderr, "pstrain: unexpected failure: %s\n", e.displayText().c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "pstrain: unexpected failure: %s\n", e.what());
+  }
+  return pstrain::kExitFailure;
+}

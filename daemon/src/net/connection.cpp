@@ -1,0 +1,105 @@
+#include "pstrain/net/connection.hpp"
+
+#include <Poco/Net/NetException.h>
+#include <Poco/Net/SocketDefs.h>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::net {
+
+Connection::Connection(Poco::Net::StreamSocket socket, std::uint32_t maxPayload)
+    : socket_(std::move(socket)), maxPayload_(maxPayload) {
+  socket_.setNoDelay(true);
+  try {
+    peerName_ = socket_.peerAddress().toString();
+  } catch (const Poco::Exception&) {
+    peerName_ = "(disconnected peer)";
+  }
+}
+
+void Connection::send(MessageType type, const std::vector<std::uint8_t>& fields,
+                      const float* values, size_t valueCount) {
+  auto length = fields.size() + valueCount * sizeof(float);
+  auto header = encodeHeader(type, static_cast<std::uint32_t>(length));
+  Poco::Net::SocketBufVec buffers{Poco::Net::Socket::makeBuffer(header.data(), header.size())};
+  if (!fields.empty()) {
+    buffers.push_back(
+        Poco::Net::Socket::makeBuffer(const_cast<std::uint8_t*>(fields.data()), fields.size()));
+  }
+  if (valueCount > 0) {
+    buffers.push_back(
+        Poco::Net::Socket::makeBuffer(const_cast<float*>(values), valueCount * sizeof(float)));
+  }
+  // sendBytes may write part of the vector; advance through the buffers until all is out.
+  size_t remaining = header.size() + length;
+  while (remaining > 0) {
+    auto sent = static_cast<size_t>(socket_.sendBytes(buffers));
+    if (sent == 0) throw PeerError("connection to " + peerName_ + " closed while sending");
+    remaining -= sent;
+    while (sent > 0) {
+      auto& front = buffers.front();
+      if (sent >= front.iov_len) {
+        sent -= front.iov_len;
+        buffers.erase(buffers.begin());
+      } else {
+        front.iov_base = static_cast<char*>(front.iov_base) + sent;
+        front.iov_len -= sent;
+        sent = 0;
+      }
+    }
+  }
+}
+
+void Connection::sendError(const std::string& reason) {
+  auto length = static_cast<long>(std::min(reason.size(), kMaxErrorText));
+  std::vector<std::uint8_t> text(reason.begin(), reason.begin() + length);
+  send(MessageType::kError, text);
+}
+
+void Connection::receiveExactly(void* destination, size_t bytes) {
+  auto* at = static_cast<char*>(destination);
+  while (bytes > 0) {
+    int chunk = static_cast<int>(std::min<size_t>(bytes, 1 << 30));
+    int got = socket_.receiveBytes(at, chunk);
+    if (got <= 0) throw PeerError("connection to " + peerName_ + " closed by the peer");
+    at += got;
+    bytes -= static_cast<size_t>(got);
+  }
+}
+
+const Incoming& Connection::receive() {
+  HeaderBytes header;
+  receiveExactly(header.data(), header.size());
+  auto frame = decodeHeader(header, maxPayload_);
+  auto fixed = frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
+  incoming_.type = frame.type;
+  incoming_.fields.resize(fixed);
+  receiveExactly(incoming_.fields.data(), fixed);
+  incoming_.valueCount = (frame.length - fixed) / sizeof(float);
+  if (frame.type == MessageType::kError) {
+    throw PeerError(peerName_ + " refused: " +
+                    std::string(incoming_.fields.begin(), incoming_.fields.end()));
+  }
+  return incoming_;
+}
+
+void Connection::receiveValues(float* destination, size_t expected) {
+  if (incoming_.valueCount != expected) {
+    throw ProtocolError(messageName(incoming_.type) + " carries " +
+                        std::to_string(incoming_.valueCount) + " values where " +
+                        std::to_string(expected) + " are expected");
+  }
+  receiveExactly(destination, expected * sizeof(float));
+  incoming_.valueCount = 0;
+}
+
+const std::vector<std::uint8_t>& Connection::receiveExpected(MessageType type) {
+  const auto& frame = receive();
+  if (frame.type != type || frame.valueCount != 0) {
+    throw ProtocolError("expected " + messageName(type) + " but received " +
+                        messageName(frame.type));
+  }
+  return frame.fields;
+}
+
+}  // namespace pstrain::net

@@ -1,0 +1,39 @@
+#include "pstrain/ps/optimizer.hpp"
+
+#include <cmath>
+
+namespace pstrain::ps {
+namespace {
+constexpr float kBeta1 = 0.9f;
+constexpr float kBeta2 = 0.999f;
+constexpr float kEpsilon = 1e-8f;
+}  // namespace
+
+void Sgd::apply(float* params, const float* gradient) {
+  for (size_t i = 0; i < size_; ++i) params[i] -= learningRate_ * gradient[i];
+}
+
+Adam::Adam(size_t size, float learningRate)
+    : learningRate_(learningRate), firstMoment_(size, 0.0f), secondMoment_(size, 0.0f) {}
+
+void Adam::apply(float* params, const float* gradient) {
+  beta1Power_ *= kBeta1;
+  beta2Power_ *= kBeta2;
+  // Bias correction folded into the step size, as in the paper's efficient form.
+  const float step = float(learningRate_ * std::sqrt(1.0 - beta2Power_) / (1.0 - beta1Power_));
+  float* m = firstMoment_.data();
+  float* v = secondMoment_.data();
+  for (size_t i = 0, n = firstMoment_.size(); i < n; ++i) {
+    m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * gradient[i];
+    v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * gradient[i] * gradient[i];
+    params[i] -= step * m[i] / (std::sqrt(v[i]) + kEpsilon);
+  }
+}
+
+std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,
+                                         double learningRate) {
+  if (kind == config::OptimizerKind::kSgd) return std::make_unique<Sgd>(size, float(learningRate));
+  return std::make_unique<Adam>(size, float(learningRate));
+}
+
+}  // namespace pstrain::ps

@@ -1,0 +1,130 @@
+#include "pstrain/ps/ps_service.hpp"
+
+#include <optional>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
+#include "pstrain/model/layout.hpp"
+
+namespace pstrain::ps {
+namespace {
+
+Shard makeShard(const config::Config& config, const ShardRange& range) {
+  auto all = model::initialParameters(model::Layout::mnist(config.hiddenUnits), config.seed);
+  std::vector<float> mine(all.begin() + long(range.offset),
+                          all.begin() + long(range.offset + range.count));
+  return Shard(std::move(mine), makeOptimizer(config.optimizer, range.count, config.learningRate),
+               std::uint64_t(config.trainSteps), config.sync ? config.workers : 0);
+}
+
+}  // namespace
+
+PsService::PsService(const config::Config& config, int index, int listenPort)
+    : config_(config),
+      index_(index),
+      runId_(config::runFingerprint(config)),
+      parameterCount_(model::Layout::mnist(config.hiddenUnits).parameterCount()),
+      range_(shardRange(parameterCount_, config.ps, index)),
+      shard_(makeShard(config, range_)) {
+  auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kPush) +
+                                  range_.count * sizeof(float));
+  // One connection per worker, plus room for status queries and reconnects.
+  int maxConnections = config.workers + 8;
+  server_ = std::make_unique<net::FrameServer>(
+      "ps", listenPort, maxPayload, maxConnections,
+      [this](net::Connection& connection) { serve(connection); });
+  log::logger("ps")->info(
+      "PS {}: serving parameters [{}, {}) of {} on port {} ({}, {}, {} train steps, {} workers)",
+      index_, range_.offset, range_.offset + range_.count, parameterCount_, port(),
+      config.sync ? "sync" : "async",
+      config.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd", config.trainSteps,
+      config.workers);
+}
+
+std::uint64_t PsService::globalStep() const { return shard_.state().globalStep; }
+
+void PsService::serve(net::Connection& connection) {
+  auto logger = log::logger("ps");
+  std::optional<std::uint32_t> worker;
+  std::vector<float> gradient;
+  std::vector<float> reply(range_.count);
+  for (;;) {
+    const auto& frame = connection.receive();
+    switch (frame.type) {
+      case net::MessageType::kHello: {
+        auto hello = net::decodeHello(frame.fields);
+        if (hello.parameterCount != parameterCount_ || hello.runId != runId_) {
+          throw ProtocolError("worker " + std::to_string(hello.index) +
+                              " runs a different configuration (model of " +
+                              std::to_string(hello.parameterCount) + " parameters, run " +
+                              std::to_string(hello.runId) + "; this ps has " +
+                              std::to_string(parameterCount_) + ", run " +
+                              std::to_string(runId_) + ")");
+        }
+        worker = hello.index;
+        gradient.resize(range_.count);
+        std::call_once(started_, [this] { startTime_ = std::chrono::steady_clock::now(); });
+        auto state = shard_.state();
+        connection.send(net::MessageType::kWelcome,
+                        net::encode(net::Welcome{range_.offset, range_.count, state.globalStep,
+                                                 shard_.trainSteps()}));
+        logger->info("PS {}: worker {} connected from {} (global step {})", index_, *worker,
+                     connection.peerName(), state.globalStep);
+        break;
+      }
+      case net::MessageType::kPull: {
+        if (!worker) throw ProtocolError("pull before hello");
+        auto state = shard_.read(reply.data());
+        connection.send(net::MessageType::kParams,
+                        net::encode(net::Params{state.globalStep, false, state.done}),
+                        reply.data(), reply.size());
+        break;
+      }
+      case net::MessageType::kPush: {
+        if (!worker) throw ProtocolError("push before hello");
+        auto push = net::decodePush(frame.fields);
+        connection.receiveValues(gradient.data(), gradient.size());
+        auto result = shard_.push(gradient.data(), reply.data());
+        connection.send(net::MessageType::kParams,
+                        net::encode(net::Params{result.globalStep, result.applied, result.done}),
+                        reply.data(), reply.size());
+        if (result.advanced) logStep(result, push.localStep, push.loss, *worker);
+        break;
+      }
+      case net::MessageType::kStatus:
+      case net::MessageType::kDone: {
+        auto state = shard_.state();
+        if (frame.type == net::MessageType::kDone) {
+          auto done = net::decodeDone(frame.fields);
+          logger->info("PS {}: worker {} finished after {} local steps", index_,
+                       worker.value_or(0), done.localSteps);
+        }
+        connection.send(net::MessageType::kStatusReply,
+                        net::encode(net::StatusReply{config::Role::kPs, std::uint32_t(index_),
+                                                     state.globalStep, state.done}));
+        break;
+      }
+      default:
+        throw ProtocolError("a ps does not accept " + net::messageName(frame.type) + " messages");
+    }
+  }
+}
+
+void PsService::logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                        std::uint32_t worker) {
+  auto logger = log::logger("ps");
+  if (result.globalStep % std::uint64_t(config_.logEverySteps) == 0 || result.done) {
+    logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})", index_,
+                 result.globalStep, worker, localStep, loss);
+  }
+  if (result.done) {
+    double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - startTime_).count();
+    logger->info("Training ends @ {:.6f}", unixTime());
+    logger->info("Training elapsed time: {:.6f} s", elapsed);
+    log::flush();
+  }
+}
+
+}  // namespace pstrain::ps
