@@ -4,15 +4,17 @@
 // field validation set to Strict: an unknown or misspelt field, a duplicate field, a value of
 // the wrong type or a malformed quantity is an error. On top of that it runs the API server's
 // checks this chart can get wrong: object names, label syntax, selectors matching their pod
-// templates, container port names, and pod volume and mount consistency.
+// templates, container port names, and pod volume and mount consistency. With -pod-security it
+// also evaluates every pod as Pod Security admission would at that level.
 //
-// Usage: helm template … | kubestrict
+// Usage: helm template … | kubestrict [-pod-security baseline|restricted]
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -29,10 +31,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/scheme"
+	psa "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
 )
 
 func main() {
-	failed, err := validateStream(os.Stdin, os.Stdout)
+	level := flag.String("pod-security", "", "also check every pod against this Pod Security level (baseline or restricted)")
+	flag.Parse()
+	v := validator{decoder: serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()}
+	if *level != "" {
+		if err := v.enablePodSecurity(*level); err != nil {
+			fmt.Fprintln(os.Stderr, "kubestrict:", err)
+			os.Exit(2)
+		}
+	}
+	failed, err := v.validateStream(os.Stdin, os.Stdout)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "kubestrict:", err)
 		os.Exit(2)
@@ -43,9 +56,29 @@ func main() {
 	}
 }
 
+type validator struct {
+	decoder runtime.Decoder
+	// podSecurity evaluates pods at podSecurityLevel; nil when not asked for.
+	podSecurity      policy.Evaluator
+	podSecurityLevel psa.LevelVersion
+}
+
+func (v *validator) enablePodSecurity(level string) error {
+	l, err := psa.ParseLevel(level)
+	if err != nil {
+		return err
+	}
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		return err
+	}
+	v.podSecurity = evaluator
+	v.podSecurityLevel = psa.LevelVersion{Level: l, Version: psa.LatestVersion()}
+	return nil
+}
+
 // validateStream checks every document of r, reporting each one on out; it returns how many failed.
-func validateStream(r io.Reader, out io.Writer) (int, error) {
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+func (v *validator) validateStream(r io.Reader, out io.Writer) (int, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	documents, failed := 0, 0
 	for {
@@ -60,7 +93,7 @@ func validateStream(r io.Reader, out io.Writer) (int, error) {
 			continue
 		}
 		documents++
-		name, errs := validateDocument(decoder, doc)
+		name, errs := v.validateDocument(doc)
 		if len(errs) == 0 {
 			fmt.Fprintf(out, "valid   %s\n", name)
 			continue
@@ -98,8 +131,8 @@ func source(doc []byte) string {
 	return "no source comment"
 }
 
-func validateDocument(decoder runtime.Decoder, doc []byte) (string, []error) {
-	obj, gvk, err := decoder.Decode(bytes.TrimSpace(doc), nil, nil)
+func (v *validator) validateDocument(doc []byte) (string, []error) {
+	obj, gvk, err := v.decoder.Decode(bytes.TrimSpace(doc), nil, nil)
 	if err != nil {
 		name := "document"
 		if gvk != nil {
@@ -122,14 +155,29 @@ func validateDocument(decoder runtime.Decoder, doc []byte) (string, []error) {
 		}
 		errs = append(errs, validateLabels(o.Spec.Template.Labels, path.Child("template", "metadata", "labels"))...)
 		errs = append(errs, validatePodSpec(&o.Spec.Template.Spec, path.Child("template", "spec"))...)
+		errs = append(errs, v.checkPodSecurity(&o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec)...)
 	case *corev1.Pod:
 		errs = append(errs, validatePodSpec(&o.Spec, field.NewPath("spec"))...)
+		errs = append(errs, v.checkPodSecurity(&o.ObjectMeta, &o.Spec)...)
 	case *corev1.Service:
 		for i, p := range o.Spec.Ports {
 			errs = append(errs, validatePortName(p.Name, field.NewPath("spec", "ports").Index(i).Child("name"))...)
 		}
 	}
 	return name, errs
+}
+
+func (v *validator) checkPodSecurity(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []error {
+	if v.podSecurity == nil {
+		return nil
+	}
+	var errs []error
+	for _, result := range v.podSecurity.EvaluatePod(v.podSecurityLevel, meta, spec) {
+		if !result.Allowed {
+			errs = append(errs, fmt.Errorf("violates Pod Security %q: %s (%s)", v.podSecurityLevel.Level, result.ForbiddenReason, result.ForbiddenDetail))
+		}
+	}
+	return errs
 }
 
 func metaOf(obj runtime.Object) (*metav1.ObjectMeta, error) {

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# Chart checks: helm lint, strict validation of the rendered manifests against the Kubernetes API
+# types, template unit tests, refused values files, and the documentation of every value.
+#
+# Needs only Go (at /usr/local/go or on PATH). Its tools are built with `go install` at the
+# versions pinned in tests/chart/go.mod (helm, helm-unittest, and the validators in
+# tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default: $(go env GOPATH)/pstrain-chart-tools),
+# and rebuilt only when those pins or sources change.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+export PATH="$PATH:/usr/local/go/bin"
+if ! command -v go >/dev/null; then
+  echo "FAIL tools: go not found (install Go at /usr/local/go)"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+tools="${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+# Keep helm away from the user's own configuration, cache and plugins.
+export HELM_CONFIG_HOME="$work/helm/config" HELM_CACHE_HOME="$work/helm/cache" \
+  HELM_DATA_HOME="$work/helm/data" HELM_PLUGINS="$tools/helm-plugins"
+export PATH="$tools/bin:$PATH"
+
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() {
+  echo "FAIL $1"
+  [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2" | tail -n 40
+  failed=$((failed + 1))
+}
+summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
+
+module=tests/chart
+stamp="$(cat "$module/go.mod" "$module/go.sum" $(find "$module/cmd" -name '*.go' | sort) | sha256sum | cut -d' ' -f1)"
+
+install_tools() {
+  local helm_version kube_minor
+  helm_version="$(cd "$module" && go list -m -f '{{.Version}}' helm.sh/helm/v3)" || return 1
+  kube_minor="$(cd "$module" && go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2)" || return 1
+  # What helm's own release build sets: its version, and the Kubernetes version that
+  # `helm template` and `helm lint` assume (that of the client libraries: 0.N is 1.N).
+  local ldflags="-X helm.sh/helm/v3/internal/version.version=$helm_version"
+  local pkg
+  for pkg in chartutil lint/rules; do
+    ldflags+=" -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMinor=$kube_minor"
+  done
+  (cd "$module" && GOBIN="$tools/bin" GOFLAGS=-buildvcs=false go install -ldflags "$ldflags" tool ./cmd/...) || return 1
+  # helm-unittest as a helm plugin, laid out by hand instead of `helm plugin install`.
+  local plugin="$tools/helm-plugins/unittest"
+  mkdir -p "$plugin"
+  ln -sf "$tools/bin/helm-unittest" "$plugin/untt"
+  cat >"$plugin/plugin.yaml" <<EOF
+name: unittest
+version: "$(cd "$module" && go list -m -f '{{.Version}}' github.com/helm-unittest/helm-unittest | sed 's/^v//')"
+usage: unit tests for helm charts
+description: Runs the chart's template unit tests (tests/*_test.yaml).
+command: "\$HELM_PLUGIN_DIR/untt"
+EOF
+  echo "$stamp" >"$tools/stamp"
+}
+
+if [ "$(cat "$tools/stamp" 2>/dev/null)" != "$stamp" ]; then
+  echo "building the chart test tools into $tools (a few minutes on the first run)"
+  if ! out="$(install_tools 2>&1)"; then
+    fail "tools: go install of the pinned chart tools" "$out"
+    summary
+  fi
+fi
+pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, kubestrict, valuesdoc"
+
+# run NAME CMD...: the check passes when CMD succeeds.
+run() {
+  local name="$1" out
+  shift
+  if out="$("$@" 2>&1)"; then pass "$name"; else fail "$name" "$out"; fi
+}
+
+# validate NAME KUBESTRICT_ARGS -- HELM_TEMPLATE_ARGS...: the rendered manifests are all valid.
+validate() {
+  local name="$1" out
+  shift
+  local strict_args=()
+  while [ "$1" != "--" ]; do strict_args+=("$1"); shift; done
+  shift
+  if out="$(helm template mnist chart "$@" 2>&1 | kubestrict "${strict_args[@]}" 2>&1)"; then
+    pass "$name"
+  else
+    fail "$name" "$out"
+  fi
+}
+
+# refused NAME PATTERN CMD...: CMD fails and its output matches PATTERN.
+refused() {
+  local name="$1" pattern="$2" out
+  shift 2
+  if out="$("$@" 2>&1)"; then
+    fail "$name: accepted" "$out"
+  elif grep -qE -- "$pattern" <<<"$out"; then
+    pass "$name"
+  else
+    fail "$name: refused without naming $pattern" "$out"
+  fi
+}
+
+echo "== lint"
+run "helm lint --strict, default values" helm lint --strict chart
+run "helm lint --strict, values.yml" helm lint --strict chart --values values.yml
+
+echo "== rendered manifests, strictly decoded into the Kubernetes API types"
+validate "default values" -- 
+validate "values.yml" -- --values values.yml
+validate "every optional feature (tests/chart/values/all-features.yaml)" -- \
+  --values tests/chart/values/all-features.yaml
+validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
+  --set logs.type=emptyDir
+refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
+  bash -c 'helm template mnist chart | kubestrict -pod-security baseline'
+refused "the validator refuses a misspelt field" 'unknown field "spec.servicName"' \
+  bash -c 'helm template mnist chart | sed "s/serviceName:/servicName:/" | kubestrict'
+
+echo "== template unit tests"
+if out="$(helm unittest --color=false chart 2>&1)"; then
+  pass "helm unittest: $(grep -E '^Tests:' <<<"$out" | tr -s ' ')"
+else
+  fail "helm unittest" "$out"
+fi
+
+echo "== a distributed-tensorflow values file"
+dtf=tests/chart/values/distributed-tensorflow.yml
+run "accepted as it is by helm lint --strict" helm lint --strict chart --values "$dtf"
+validate "renders valid manifests as it is" -- --values "$dtf"
+# Comments and the image aside, values.yml is that file.
+strip() { grep -vE '^\s*(#|$)|^\s*(repository|tag):' "$1"; }
+run "values.yml is that file with only the image changed" diff -u <(strip "$dtf") <(strip values.yml)
+
+echo "== bad values are refused, naming the key"
+while IFS='|' read -r name values pattern; do
+  printf '%s\n' "$values" >"$work/bad.yaml"
+  refused "helm lint: $name" "$pattern" helm lint --strict chart --values "$work/bad.yaml"
+  refused "helm template: $name" "$pattern" helm template mnist chart --values "$work/bad.yaml"
+done <<'EOF'
+worker.number 0|{worker: {number: 0}}|/worker/number
+ps.number -1|{ps: {number: -1}}|/ps/number
+ps.limit.cpu abc|{ps: {limit: {cpu: abc}}}|/ps/limit/cpu
+worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|/worker/podManagementPolicy
+unknown top-level key|{epochs: 10}|'epochs' not allowed
+unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
+hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
+logs.type nfs|{logs: {type: nfs}}|/logs/type
+EOF
+
+echo "== contract and documentation"
+# Every key the chart writes into the daemon's file is one the daemon documents (README.md,
+# "Configuration"); the daemon refuses a file with any other key.
+config_keys() {
+  helm template mnist chart --values values.yml --show-only templates/configmap.yaml |
+    sed -n '/pstrain.yaml: |/,$p' | sed -n 's/^    \([A-Za-z]*\):.*/\1/p'
+}
+daemon_keys() { sed -n '/^## Configuration/,/^## /p' README.md | sed -n 's/^| `\([A-Za-z]*\)` |.*/\1/p'; }
+if ! keys="$(config_keys)" || [ -z "$keys" ]; then
+  fail "daemon configuration keys: the ConfigMap did not render"
+elif unknown="$(grep -vxF -f <(daemon_keys) <<<"$keys")"; then
+  fail "daemon configuration keys: not in README.md's Configuration table" "$unknown"
+else
+  pass "daemon configuration keys ($(wc -l <<<"$keys")) are all in README.md's Configuration table"
+fi
+run "every value is documented in values.yaml and chart/README.md" valuesdoc chart
+
+summary
