@@ -64,7 +64,7 @@ void PsService::serve(net::Connection& connection) {
         }
         worker = hello.index;
         gradient.resize(range_.count);
-        std::call_once(started_, [this] { startTime_ = std::chrono::steady_clock::now(); });
+        awaitChief(*worker);
         auto state = shard_.state();
         connection.send(net::MessageType::kWelcome,
                         net::encode(net::Welcome{range_.offset, range_.count, state.globalStep,
@@ -108,6 +108,18 @@ void PsService::serve(net::Connection& connection) {
       default:
         throw ProtocolError("a ps does not accept " + net::messageName(frame.type) + " messages");
     }
+  }
+}
+
+void PsService::awaitChief(std::uint32_t worker) {
+  std::unique_lock<std::mutex> lock(chiefMutex_);
+  if (worker == 0) {
+    if (!chiefJoined_) startTime_ = std::chrono::steady_clock::now();
+    chiefJoined_ = true;
+    chiefArrived_.notify_all();
+  } else if (!chiefJoined_) {
+    log::logger("ps")->info("PS {}: worker {} waits for the chief, worker 0", index_, worker);
+    chiefArrived_.wait(lock, [this] { return chiefJoined_; });
   }
 }
 

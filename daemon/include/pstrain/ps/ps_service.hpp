@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -23,9 +24,7 @@ class PsService {
 
  private:
   void serve(net::Connection& connection);
-  void handleHello(net::Connection& connection);
-  void handlePush(net::Connection& connection, std::vector<float>& gradient,
-                  std::vector<float>& reply);
+  void awaitChief(std::uint32_t worker);
   void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
                std::uint32_t worker);
 
@@ -35,7 +34,11 @@ class PsService {
   std::uint64_t parameterCount_;
   ShardRange range_;
   Shard shard_;
-  std::once_flag started_;  // the first worker's hello starts the clock
+  // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,
+  // so every worker starts from the same parameters and the clock starts once.
+  std::mutex chiefMutex_;
+  std::condition_variable chiefArrived_;
+  bool chiefJoined_ = false;
   std::chrono::steady_clock::time_point startTime_;
   std::unique_ptr<net::FrameServer> server_;
 };

@@ -1,0 +1,141 @@
+#define BOOST_TEST_MODULE config
+#include <boost/test/unit_test.hpp>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/config/config.hpp"
+#include "support/idx_files.hpp"
+
+using pstrain::ConfigError;
+using pstrain::config::load;
+using pstrain::config::Sources;
+
+namespace {
+
+std::string errorOf(const Sources& sources) {
+  try {
+    load(sources);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  BOOST_FAIL("expected a ConfigError");
+  return {};
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(defaults_apply_when_nothing_is_set) {
+  auto config = load({});
+  BOOST_TEST(config.ps == 1);
+  BOOST_TEST(config.batchSize == 100);
+  BOOST_TEST(config.hiddenUnits == std::vector<int>{128});
+  BOOST_TEST(config.logDir == "/tmp/mnist-log");
+  BOOST_TEST(!config.sync);
+  BOOST_TEST(!config.role.has_value());
+}
+
+BOOST_AUTO_TEST_CASE(flags_beat_environment_beat_file_beat_defaults) {
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("c.yaml"),
+                              "batchSize: 10\nlearningRate: 0.5\ntrainSteps: 7\nworkers: 3\n");
+  Sources sources;
+  sources.args = {"--config", dir.file("c.yaml"), "--batch-size", "30"};
+  sources.env = {{"PSTRAIN_BATCH_SIZE", "20"}, {"PSTRAIN_LEARNING_RATE", "0.25"},
+                 {"HOME", "/root"}};
+  auto config = load(sources);
+  BOOST_TEST(config.batchSize == 30);        // flag over env and file
+  BOOST_TEST(config.learningRate == 0.25);   // env over file
+  BOOST_TEST(config.trainSteps == 7);        // file over default
+  BOOST_TEST(config.workers == 3);
+  BOOST_TEST(config.psPort == 8000);         // default
+}
+
+BOOST_AUTO_TEST_CASE(config_file_can_come_from_the_environment) {
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("c.yaml"), "ps: 4\npsHosts: [a:1, b:2, c:3, d:4]\n");
+  auto config = load({{}, {{"PSTRAIN_CONFIG", dir.file("c.yaml")}}});
+  BOOST_TEST(config.ps == 4);
+  BOOST_TEST(config.psHosts.size() == 4u);
+}
+
+BOOST_AUTO_TEST_CASE(flag_forms_and_lists_parse) {
+  auto config = load({{"--sync", "--hidden-units=256,256", "--optimizer", "sgd", "--role",
+                       "worker", "--index", "2", "--workers", "3"},
+                      {}});
+  BOOST_TEST(config.sync);
+  BOOST_TEST(config.hiddenUnits == (std::vector<int>{256, 256}));
+  BOOST_TEST((config.optimizer == pstrain::config::OptimizerKind::kSgd));
+  BOOST_TEST((config.role == pstrain::config::Role::kWorker));
+  BOOST_TEST(*config.index == 2);
+}
+
+BOOST_AUTO_TEST_CASE(repeated_flag_takes_the_last_value) {
+  BOOST_TEST(load({{"--batch-size", "5", "--batch-size", "6"}, {}}).batchSize == 6);
+}
+
+BOOST_AUTO_TEST_CASE(pod_name_falls_back_to_POD_NAME) {
+  BOOST_TEST(load({{}, {{"POD_NAME", "mnist-ps-1"}}}).podName == "mnist-ps-1");
+  BOOST_TEST(load({{"--pod-name", "x-worker-0"}, {{"POD_NAME", "mnist-ps-1"}}}).podName ==
+             "x-worker-0");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_values_name_key_value_and_what_is_allowed) {
+  auto message = errorOf({{"--batch-size", "0"}, {}});
+  BOOST_TEST(contains(message, "batchSize"));
+  BOOST_TEST(contains(message, "'0'"));
+  BOOST_TEST(contains(message, "--batch-size"));
+  BOOST_TEST(contains(message, "integer from 1"));
+
+  message = errorOf({{}, {{"PSTRAIN_OPTIMIZER", "rmsprop"}}});
+  BOOST_TEST(contains(message, "optimizer"));
+  BOOST_TEST(contains(message, "adam or sgd"));
+  BOOST_TEST(contains(message, "PSTRAIN_OPTIMIZER"));
+
+  BOOST_TEST(contains(errorOf({{"--learning-rate", "-1"}, {}}), "learningRate"));
+  BOOST_TEST(contains(errorOf({{"--learning-rate", "fast"}, {}}), "learningRate"));
+  BOOST_TEST(contains(errorOf({{"--ps-port", "70000"}, {}}), "psPort"));
+  BOOST_TEST(contains(errorOf({{"--hidden-units", "128,x"}, {}}), "hiddenUnits"));
+  BOOST_TEST(contains(errorOf({{"--sync=maybe"}, {}}), "true or false"));
+  BOOST_TEST(contains(errorOf({{"--ps-hosts", "nohostport"}, {}}), "psHosts"));
+  BOOST_TEST(contains(errorOf({{"--role", "chief"}, {}}), "ps or worker"));
+}
+
+BOOST_AUTO_TEST_CASE(unknown_flags_env_and_keys_are_refused) {
+  BOOST_TEST(contains(errorOf({{"--batchsize", "5"}, {}}), "unknown flag --batchsize"));
+  BOOST_TEST(contains(errorOf({{"stray"}, {}}), "unexpected argument 'stray'"));
+  BOOST_TEST(contains(errorOf({{"--batch-size"}, {}}), "needs a value"));
+  BOOST_TEST(contains(errorOf({{}, {{"PSTRAIN_BATCHSIZE", "5"}}}), "PSTRAIN_BATCHSIZE"));
+
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("c.yaml"), "batchsize: 20\n");
+  BOOST_TEST(contains(errorOf({{"--config", dir.file("c.yaml")}, {}}), "unknown key batchsize"));
+}
+
+BOOST_AUTO_TEST_CASE(broken_or_missing_config_file_is_refused) {
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("bad.yaml"), "batchSize: [1, 2\n");
+  BOOST_TEST(contains(errorOf({{"--config", dir.file("bad.yaml")}, {}}), "not valid YAML"));
+  BOOST_TEST(contains(errorOf({{"--config", dir.file("none.yaml")}, {}}), "cannot be read"));
+  pstrain::testing::writeFile(dir.file("list.yaml"), "- a\n- b\n");
+  BOOST_TEST(contains(errorOf({{"--config", dir.file("list.yaml")}, {}}), "mapping"));
+}
+
+BOOST_AUTO_TEST_CASE(ps_hosts_must_match_the_ps_count) {
+  BOOST_TEST(contains(errorOf({{"--ps", "3", "--ps-hosts", "a:1,b:2"}, {}}), "must agree"));
+}
+
+BOOST_AUTO_TEST_CASE(names_derive_from_keys) {
+  BOOST_TEST(pstrain::config::flagName("peerTimeoutSeconds") == "--peer-timeout-seconds");
+  BOOST_TEST(pstrain::config::envName("peerTimeoutSeconds") == "PSTRAIN_PEER_TIMEOUT_SECONDS");
+}
+
+BOOST_AUTO_TEST_CASE(run_fingerprint_changes_with_training_settings_only) {
+  auto base = load({});
+  auto same = load({{"--log-dir", "/elsewhere"}, {}});
+  auto other = load({{"--learning-rate", "0.01"}, {}});
+  BOOST_TEST(pstrain::config::runFingerprint(base) == pstrain::config::runFingerprint(same));
+  BOOST_TEST(pstrain::config::runFingerprint(base) != pstrain::config::runFingerprint(other));
+}

@@ -1,0 +1,167 @@
+#define BOOST_TEST_MODULE cluster
+#include <boost/test/unit_test.hpp>
+
+#include <Poco/JSON/Parser.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "support/idx_files.hpp"
+#include "support/process_run.hpp"
+
+// Whole clusters as separate processes on loopback, through `pstrain local` and `pstrain run`.
+
+using namespace pstrain::testing;
+
+namespace {
+
+Poco::JSON::Object::Ptr readJson(const std::string& path) {
+  return Poco::JSON::Parser().parse(readText(path)).extract<Poco::JSON::Object::Ptr>();
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// The global steps of a worker's "training step N done (global step: G)" lines, in order.
+std::vector<long> workerGlobalSteps(const std::string& log, int worker) {
+  std::regex line("Worker " + std::to_string(worker) +
+                  R"(: training step (\d+) done \(global step: (\d+)\))");
+  std::vector<long> steps;
+  for (const auto& text : lines(log)) {
+    std::smatch match;
+    if (std::regex_search(text, match, line)) steps.push_back(std::stol(match[2]));
+  }
+  return steps;
+}
+
+struct SyntheticCluster {
+  TempDir data;
+  TempDir logs;
+  SyntheticCluster() { writeSyntheticMnist(data.path(), 6000, 1000, true); }
+
+  std::vector<std::string> localArgs(const std::string& steps) const {
+    return {"local", "--ps", "2", "--workers", "2", "--data-dir", data.path(), "--train-steps",
+            steps, "--batch-size", "50", "--hidden-units", "32", "--eval-every-steps", "100",
+            "--log-dir", logs.path(), "--summary-json", logs.file("summary.json")};
+  }
+};
+
+void expectOneErrorLine(const ProcessResult& result, int exitCode, const std::string& part) {
+  BOOST_TEST(result.exitCode == exitCode, "exit code " << result.exitCode << ", stderr: " << result.err);
+  auto errorLines = lines(result.err);
+  BOOST_TEST(errorLines.size() == 1u, "stderr: " << result.err);
+  BOOST_TEST(contains(result.err, part), "stderr: " << result.err);
+  BOOST_TEST(!contains(result.err + result.out, "terminate called"));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed) {
+  SyntheticCluster cluster;
+  auto result = runPstrain(cluster.localArgs("400"));
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
+
+  auto summary = readJson(cluster.logs.file("summary.json"));
+  BOOST_TEST(summary->getValue<long>("global_step") == 400);
+  BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.95);
+  BOOST_TEST(summary->getValue<double>("global_steps_per_s") > 0);
+  BOOST_TEST(summary->getValue<double>("elapsed_s") > 0);
+
+  for (int w = 0; w < 2; ++w) {
+    auto log = readText(cluster.logs.file("worker-" + std::to_string(w) + "/deploy.log"));
+    auto steps = workerGlobalSteps(log, w);
+    BOOST_TEST(steps.size() > 50u);
+    bool increasing = std::adjacent_find(steps.begin(), steps.end(), std::greater_equal<long>()) ==
+                      steps.end();
+    BOOST_TEST(increasing, "worker " << w << " global steps are not strictly increasing");
+    BOOST_TEST(steps.back() <= 400);
+    BOOST_TEST(std::regex_search(log, std::regex(R"(Training ends @ \d+\.\d{6})")));
+    BOOST_TEST(std::regex_search(log, std::regex(R"(Training elapsed time: \d+\.\d{6} s)")));
+  }
+  auto chief = readText(cluster.logs.file("worker-0/deploy.log"));
+  BOOST_TEST(std::regex_search(chief, std::regex(R"(Accuracy at local step 100: [01]\.\d{4})")),
+             chief.substr(chief.size() > 2000 ? chief.size() - 2000 : 0));
+  BOOST_TEST(std::filesystem::file_size(cluster.logs.file("worker-0/model.bin")) > 25000u * 4);
+
+  for (int p = 0; p < 2; ++p) {
+    auto log = readText(cluster.logs.file("ps-" + std::to_string(p) + "/deploy.log"));
+    BOOST_TEST(contains(log, "PS " + std::to_string(p) + ": global step 400 done"));
+    BOOST_TEST(!contains(log, "global step 401"));
+    BOOST_TEST(contains(log, "Training ends @"));
+    BOOST_TEST(contains(log, "Training elapsed time:"));
+  }
+}
+
+BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
+  SyntheticCluster cluster;
+  auto args = cluster.localArgs("150");
+  args.push_back("--sync");
+  auto result = runPstrain(args);
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
+  auto summary = readJson(cluster.logs.file("summary.json"));
+  BOOST_TEST(summary->getValue<long>("global_step") == 150);
+  BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.9);
+  // Every worker takes part in every synchronous step.
+  for (int w = 0; w < 2; ++w) {
+    auto steps = workerGlobalSteps(
+        readText(cluster.logs.file("worker-" + std::to_string(w) + "/deploy.log")), w);
+    BOOST_TEST(steps.size() == 150u);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(fashion_mnist_reaches_085_in_3000_steps) {
+  TempDir logs;
+  auto result = runPstrain({"local", "--ps", "2", "--workers", "2", "--data-dir",
+                            "/usr/share/datasets/fashion-mnist", "--train-steps", "3000",
+                            "--batch-size", "100", "--hidden-units", "128", "--log-dir",
+                            logs.path(), "--summary-json", logs.file("s.json")});
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
+  auto summary = readJson(logs.file("s.json"));
+  BOOST_TEST(summary->getValue<long>("global_step") == 3000);
+  BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.85);
+}
+
+BOOST_AUTO_TEST_CASE(missing_data_dir_is_one_clear_error) {
+  TempDir logs;
+  auto result = runPstrain({"local", "--data-dir", "/nonexistent/mnist", "--log-dir", logs.path()});
+  expectOneErrorLine(result, 3, "/nonexistent/mnist does not exist");
+}
+
+BOOST_AUTO_TEST_CASE(truncated_idx_file_is_one_clear_error) {
+  SyntheticCluster cluster;
+  auto images = cluster.data.file("train-images-idx3-ubyte.gz");
+  std::filesystem::remove(images);
+  auto data = makeSynthetic(100, 1);
+  auto bytes = idxImages(data.pixels, 6000);  // announces 6000 images, holds 100
+  writeFile(cluster.data.file("train-images-idx3-ubyte"), bytes);
+  auto result = runPstrain(cluster.localArgs("10"));
+  expectOneErrorLine(result, 3, "train-images-idx3-ubyte: truncated");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_flags_are_one_clear_error) {
+  expectOneErrorLine(runPstrain({"local", "--batch-size", "0"}), 2, "invalid batchSize = '0'");
+  expectOneErrorLine(runPstrain({"local", "--no-such-flag", "1"}), 2,
+                     "unknown flag --no-such-flag");
+  expectOneErrorLine(runPstrain({"train"}), 2, "unknown command 'train'");
+}
+
+BOOST_AUTO_TEST_CASE(unresolvable_peer_ends_after_its_deadline) {
+  SyntheticCluster cluster;
+  auto result = runPstrain({"run", "--role", "worker", "--index", "0", "--ps-hosts",
+                            "no-such-peer.invalid:8000", "--peer-timeout-seconds", "1",
+                            "--data-dir", cluster.data.path(), "--log-dir", cluster.logs.path(),
+                            "--log-to-stdout", "false"},
+                           30);
+  expectOneErrorLine(result, 4, "no-such-peer.invalid:8000: DNS name did not resolve");
+  auto log = readText(cluster.logs.file("deploy.log"));
+  BOOST_TEST(contains(log, "waiting for DNS name no-such-peer.invalid:8000"));
+}
+
+BOOST_AUTO_TEST_CASE(role_comes_from_the_pod_name) {
+  SyntheticCluster cluster;
+  auto result = runPstrain({"run", "--pod-name", "mnist-worker-3", "--workers", "2", "--data-dir",
+                            cluster.data.path(), "--log-dir", cluster.logs.path()},
+                           30);
+  expectOneErrorLine(result, 2, "index 3 is out of range");
+}

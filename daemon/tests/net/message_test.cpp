@@ -1,0 +1,115 @@
+#define BOOST_TEST_MODULE message
+#include <boost/test/unit_test.hpp>
+
+#include <cstring>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/net/message.hpp"
+
+using namespace pstrain::net;
+using pstrain::ProtocolError;
+using pstrain::config::Role;
+
+namespace {
+
+HeaderBytes header(std::uint32_t magic, std::uint16_t version, std::uint16_t type,
+                   std::uint32_t length) {
+  HeaderBytes bytes{};
+  std::memcpy(bytes.data(), &magic, 4);
+  std::memcpy(bytes.data() + 4, &version, 2);
+  std::memcpy(bytes.data() + 6, &type, 2);
+  std::memcpy(bytes.data() + 8, &length, 4);
+  return bytes;
+}
+
+std::string headerError(const HeaderBytes& bytes, std::uint32_t maxPayload = 1 << 20) {
+  try {
+    decodeHeader(bytes, maxPayload);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(header_round_trips) {
+  auto bytes = encodeHeader(MessageType::kPush, 12 + 400);
+  BOOST_TEST(bytes[0] == 'P');
+  BOOST_TEST(bytes[3] == 'R');
+  auto decoded = decodeHeader(bytes, 1 << 20);
+  BOOST_TEST((decoded.type == MessageType::kPush));
+  BOOST_TEST(decoded.length == 412u);
+}
+
+BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
+  BOOST_TEST(headerError(header(0x12345678, 1, 4, 12)).find("bad magic") != std::string::npos);
+  BOOST_TEST(headerError(header(kMagic, 2, 4, 12)).find("version 2") != std::string::npos);
+  BOOST_TEST(headerError(header(kMagic, 1, 0, 0)).find("unknown message type 0") !=
+             std::string::npos);
+  BOOST_TEST(headerError(header(kMagic, 1, 99, 0)).find("unknown message type 99") !=
+             std::string::npos);
+  // A push larger than the receiver allows is refused before any byte of it is read.
+  BOOST_TEST(headerError(header(kMagic, 1, 4, 0xfffffff0), 4096).find("invalid length") !=
+             std::string::npos);
+  // Floats come whole; fixed-size messages have exactly their size.
+  BOOST_TEST(headerError(header(kMagic, 1, 4, 12 + 3)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 4, 4)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 3, 1)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 1, 20)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 9, 5000)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 1, 21)) == "accepted");
+}
+
+BOOST_AUTO_TEST_CASE(messages_round_trip) {
+  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull}));
+  BOOST_TEST((hello.role == Role::kWorker));
+  BOOST_TEST(hello.index == 3u);
+  BOOST_TEST(hello.parameterCount == 101770u);
+  BOOST_TEST(hello.runId == 0xdeadbeefcafeull);
+
+  auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000}));
+  BOOST_TEST(welcome.offset == 50885u);
+  BOOST_TEST(welcome.trainSteps == 3000u);
+
+  auto push = decodePush(encode(Push{42, 0.25f}));
+  BOOST_TEST(push.localStep == 42u);
+  BOOST_TEST(push.loss == 0.25f);
+
+  auto params = decodeParams(encode(Params{99, true, false}));
+  BOOST_TEST(params.globalStep == 99u);
+  BOOST_TEST(params.applied);
+  BOOST_TEST(!params.done);
+
+  auto status = decodeStatusReply(encode(StatusReply{Role::kPs, 1, 7, true}));
+  BOOST_TEST((status.role == Role::kPs));
+  BOOST_TEST(status.done);
+
+  BOOST_TEST(decodeDone(encode(Done{1234})).localSteps == 1234u);
+}
+
+BOOST_AUTO_TEST_CASE(encoded_fields_match_their_declared_size) {
+  BOOST_TEST(encode(Hello{}).size() == fixedFieldsSize(MessageType::kHello));
+  BOOST_TEST(encode(Welcome{}).size() == fixedFieldsSize(MessageType::kWelcome));
+  BOOST_TEST(encode(Push{}).size() == fixedFieldsSize(MessageType::kPush));
+  BOOST_TEST(encode(Params{}).size() == fixedFieldsSize(MessageType::kParams));
+  BOOST_TEST(encode(StatusReply{}).size() == fixedFieldsSize(MessageType::kStatusReply));
+  BOOST_TEST(encode(Done{}).size() == fixedFieldsSize(MessageType::kDone));
+}
+
+BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
+  auto hello = encode(Hello{Role::kWorker, 1, 2, 3});
+  auto shorter = hello;
+  shorter.pop_back();
+  BOOST_CHECK_THROW(decodeHello(shorter), ProtocolError);
+  auto longer = hello;
+  longer.push_back(0);
+  BOOST_CHECK_THROW(decodeHello(longer), ProtocolError);
+  auto badRole = hello;
+  badRole[0] = 7;
+  BOOST_CHECK_THROW(decodeHello(badRole), ProtocolError);
+  auto params = encode(Params{1, true, true});
+  params[9] = 2;
+  BOOST_CHECK_THROW(decodeParams(params), ProtocolError);
+  BOOST_CHECK_THROW(decodeDone({}), ProtocolError);
+}

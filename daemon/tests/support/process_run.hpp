@@ -1,0 +1,23 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace pstrain::testing {
+
+struct ProcessResult {
+  int exitCode;
+  std::string out;
+  std::string err;
+};
+
+// The pstrain binary under test (ctest passes its path in TEST_PSTRAIN_BINARY).
+std::string pstrainBinary();
+
+// Runs pstrain with `args` to completion, bounded by `timeoutSeconds`, capturing its output.
+ProcessResult runPstrain(const std::vector<std::string>& args, int timeoutSeconds = 120);
+
+std::string readText(const std::string& path);
+std::vector<std::string> lines(const std::string& text);
+
+}  // namespace pstrain::testing
