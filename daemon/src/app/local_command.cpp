@@ -12,6 +12,7 @@
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
@@ -78,6 +79,11 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   for (int i = 0; i < settings.ps; ++i) {
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
   }
+
+  // The workers share this machine: each gets its part of the CPUs for its BLAS threads
+  // (inherited by the children; a value the user set is kept).
+  auto blasThreads = std::to_string(std::max(1, cpuLimit() / settings.workers));
+  ::setenv("OPENBLAS_NUM_THREADS", blasThreads.c_str(), 0);
 
   std::vector<Child> children;
   handleTerminationSignals([](int signal) {

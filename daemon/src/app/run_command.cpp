@@ -8,6 +8,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/cluster/placement.hpp"
 #include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/data/mnist.hpp"
@@ -41,6 +42,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
 
+  limitBlasThreads(cpuLimit());
   worker::Trainer trainer(settings, placement);
   // The worker port answers status queries, so peers and operators can see where it stands.
   net::FrameServer statusServer(

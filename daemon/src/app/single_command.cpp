@@ -2,6 +2,7 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/mlp.hpp"
@@ -16,6 +17,7 @@ int runSingle(const std::vector<std::string>& originalArgs) {
   const auto summaryPath = takeSummaryFlag(args);
   const auto settings = config::load({args, config::processEnvironment()});
   log::initConsole();
+  limitBlasThreads(cpuLimit());
   auto files = data::findMnistFiles(settings.dataDir);
   auto train = data::loadTrainingSet(files);
   auto test = data::loadTestSet(files);

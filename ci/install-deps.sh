@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what building and testing pstrain needs from Debian/Ubuntu packages; skips packages
+# that are already there. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libpoco-dev libarmadillo-dev libopenblas-dev libyaml-cpp-dev libspdlog-dev libboost-test-dev
+  dataset-fashion-mnist
+  "$@"
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+    missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

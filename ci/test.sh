@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The test command: installs what it needs, builds, runs the daemon's unit and integration tests
+# (ctest) and the chart checks. Exits non-zero if any of them fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash ci/install-deps.sh
+bash ci/build.sh
+
+status=0
+(cd build && ctest --output-on-failure --timeout 600) || status=1
+bash ci/chart-test.sh || status=1
+exit $status
