@@ -15,6 +15,7 @@
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/mnist.hpp"
 
@@ -74,7 +75,9 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   log::initConsole();
   auto logger = log::logger("local");
 
-  auto ports = freePorts(settings.ps + settings.workers);
+  // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i].
+  const int childCount = settings.ps + settings.workers;
+  auto ports = freePorts(2 * childCount);
   std::string psHosts;
   for (int i = 0; i < settings.ps; ++i) {
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
@@ -93,7 +96,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   });
   {
     std::lock_guard<std::mutex> lock(childrenMutex);
-    for (int i = 0; i < settings.ps + settings.workers; ++i) {
+    for (int i = 0; i < childCount; ++i) {
       bool isPs = i < settings.ps;
       int index = isPs ? i : i - settings.ps;
       std::string role = isPs ? "ps" : "worker";
@@ -107,7 +110,9 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
       std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
                                          "--ps-hosts", psHosts,
                                          isPs ? std::string("--ps-port") : "--worker-port",
-                                         std::to_string(ports[size_t(i)]), "--log-dir", dir,
+                                         std::to_string(ports[size_t(i)]), "--http-port",
+                                         std::to_string(ports[size_t(childCount + i)]),
+                                         "--log-dir", dir,
                                          "--log-to-stdout", "false"};
       argv.insert(argv.end(), placement.begin(), placement.end());
       children.push_back(
@@ -141,8 +146,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   if (failure) throw ExitError(failureText, failure);
 
   auto summary = summaryFromJson(readFile(resultPath));
-  summary.elapsedSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.elapsedSeconds = secondsSince(start);
   logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
   return kExitOk;

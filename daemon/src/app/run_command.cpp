@@ -11,9 +11,11 @@
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/net/frame_server.hpp"
+#include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/ps/ps_service.hpp"
 #include "pstrain/worker/trainer.hpp"
 
@@ -25,12 +27,14 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
   return it == env.end() ? std::string() : it->second;
 }
 
-[[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement) {
-  ps::PsService service(settings, placement.index, placement.listenPort);
+[[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
+                        observe::Metrics& metrics) {
+  ps::PsService service(settings, placement.index, placement.listenPort, metrics);
   idleUntilTerminated();
 }
 
-[[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement) {
+[[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
+                            observe::Metrics& metrics) {
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
   const bool chief = placement.index == 0;
@@ -43,7 +47,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
                settings.dataDir);
 
   limitBlasThreads(cpuLimit());
-  worker::Trainer trainer(settings, placement);
+  worker::Trainer trainer(settings, placement, metrics);
   // The worker port answers status queries, so peers and operators can see where it stands.
   net::FrameServer statusServer(
       "worker", placement.listenPort, 64, 8, [&](net::Connection& connection) {
@@ -52,7 +56,9 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
           connection.send(net::MessageType::kStatusReply,
                           net::encode(net::StatusReply{config::Role::kWorker,
                                                        std::uint32_t(placement.index),
-                                                       trainer.globalStep(), trainer.finished()}));
+                                                       metrics.globalStep(),
+                                                       metrics.state() ==
+                                                           observe::State::kCompleted}));
         }
       });
 
@@ -64,8 +70,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
     summary.globalStep = result.globalStep;
     summary.testAccuracy = result.testAccuracy.value_or(0);
     summary.trainingElapsedSeconds = result.elapsedSeconds;
-    summary.elapsedSeconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    summary.elapsedSeconds = secondsSince(start);
     summary.ps = settings.ps;
     summary.workers = settings.workers;
     writeSummary(summary, settings.logDir + "/result.json");
@@ -93,8 +98,10 @@ int runDaemon(const std::vector<std::string>& args) {
   log::logger("app")->info("pstrain {}: {} {} of {} ps and {} workers; ps: {}", PSTRAIN_VERSION,
                            config::roleName(placement.role), placement.index, settings.ps,
                            settings.workers, peers);
-  if (placement.role == config::Role::kPs) runPs(settings, placement);
-  runWorker(settings, placement);
+  observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps));
+  observe::HttpEndpoint http(settings.httpPort, metrics);
+  if (placement.role == config::Role::kPs) runPs(settings, placement, metrics);
+  runWorker(settings, placement, metrics);
 }
 
 }  // namespace pstrain::app

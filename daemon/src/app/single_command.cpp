@@ -4,6 +4,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/optimizer.hpp"
@@ -38,15 +39,15 @@ int runSingle(const std::vector<std::string>& originalArgs) {
     mlp.lossAndGradient(params.data(), inputs, labels.data(), gradient.data());
     optimizer->apply(params.data(), gradient.data());
   }
-  const auto trainingEnd = std::chrono::steady_clock::now();
+  const double trainingSeconds = secondsSince(trainingStart);
 
   model::Mlp evaluator(mlp.layout());
   Summary summary;
   summary.globalStep = std::uint64_t(settings.trainSteps);
   summary.testAccuracy = model::accuracy(evaluator, params.data(), test.pixels.data(),
                                          test.labels.data(), test.count);
-  summary.trainingElapsedSeconds = std::chrono::duration<double>(trainingEnd - trainingStart).count();
-  summary.elapsedSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.trainingElapsedSeconds = trainingSeconds;
+  summary.elapsedSeconds = secondsSince(start);
   summary.workers = 1;
   log::logger("single")->info("one process, no network: {}", describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);

@@ -109,6 +109,8 @@ const std::vector<Key>& keys() {
       {"workerPort",
        [](Config& c, const std::string& v) { c.workerPort = int(parseInt(v, 1, 65535)); },
        "port every worker listens on"},
+      {"httpPort", [](Config& c, const std::string& v) { c.httpPort = int(parseInt(v, 1, 65535)); },
+       "port of /healthz, /readyz, /metrics and /status"},
       {"clusterDomain", [](Config& c, const std::string& v) { c.clusterDomain = v; },
        "cluster DNS domain; when set, peers are named by FQDN"},
       {"psHosts",

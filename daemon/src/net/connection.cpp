@@ -7,8 +7,9 @@
 
 namespace pstrain::net {
 
-Connection::Connection(Poco::Net::StreamSocket socket, std::uint32_t maxPayload)
-    : socket_(std::move(socket)), maxPayload_(maxPayload) {
+Connection::Connection(Poco::Net::StreamSocket socket, std::uint32_t maxPayload,
+                       TrafficCounters* traffic)
+    : socket_(std::move(socket)), maxPayload_(maxPayload), traffic_(traffic) {
   socket_.setNoDelay(true);
   try {
     peerName_ = socket_.peerAddress().toString();
@@ -36,6 +37,7 @@ void Connection::send(MessageType type, const std::vector<std::uint8_t>& fields,
     auto sent = static_cast<size_t>(socket_.sendBytes(buffers));
     if (sent == 0) throw PeerError("connection to " + peerName_ + " closed while sending");
     remaining -= sent;
+    if (traffic_) traffic_->sent.fetch_add(sent, std::memory_order_relaxed);
     while (sent > 0) {
       auto& front = buffers.front();
       if (sent >= front.iov_len) {
@@ -64,6 +66,7 @@ void Connection::receiveExactly(void* destination, size_t bytes) {
     if (got <= 0) throw PeerError("connection to " + peerName_ + " closed by the peer");
     at += got;
     bytes -= static_cast<size_t>(got);
+    if (traffic_) traffic_->received.fetch_add(size_t(got), std::memory_order_relaxed);
   }
 }
 

@@ -11,21 +11,30 @@
 namespace pstrain::net {
 namespace {
 
+// What every session of one server shares; lives as long as the server.
+struct Shared {
+  std::string name;
+  std::uint32_t maxPayload;
+  FrameServer::Serve serve;
+  TrafficCounters* traffic;
+  std::atomic<std::uint64_t>* rejected;
+};
+
 class Session : public Poco::Net::TCPServerConnection {
  public:
-  Session(const Poco::Net::StreamSocket& socket, const std::string& name,
-          std::uint32_t maxPayload, const FrameServer::Serve& serve)
-      : TCPServerConnection(socket), name_(name), maxPayload_(maxPayload), serve_(serve) {}
+  Session(const Poco::Net::StreamSocket& socket, const Shared& shared)
+      : TCPServerConnection(socket), shared_(shared) {}
 
   void run() override {
-    auto logger = log::logger(name_);
+    auto logger = log::logger(shared_.name);
     std::string peer = "unknown peer";
     try {
-      Connection connection(socket(), maxPayload_);
+      Connection connection(socket(), shared_.maxPayload, shared_.traffic);
       peer = connection.peerName();
       try {
-        serve_(connection);
+        shared_.serve(connection);
       } catch (const ProtocolError& e) {
+        if (shared_.rejected) ++*shared_.rejected;
         // Tell a confused peer why before closing; it may not be listening any more.
         logger->warn("closing connection from {}: {}", peer, e.what());
         connection.sendError(e.what());
@@ -40,31 +49,27 @@ class Session : public Poco::Net::TCPServerConnection {
   }
 
  private:
-  const std::string& name_;
-  std::uint32_t maxPayload_;
-  const FrameServer::Serve& serve_;
+  const Shared& shared_;
 };
 
 class SessionFactory : public Poco::Net::TCPServerConnectionFactory {
  public:
-  SessionFactory(std::string name, std::uint32_t maxPayload, FrameServer::Serve serve)
-      : name_(std::move(name)), maxPayload_(maxPayload), serve_(std::move(serve)) {}
+  explicit SessionFactory(Shared shared) : shared_(std::move(shared)) {}
 
   Poco::Net::TCPServerConnection* createConnection(
       const Poco::Net::StreamSocket& socket) override {
-    return new Session(socket, name_, maxPayload_, serve_);
+    return new Session(socket, shared_);
   }
 
  private:
-  std::string name_;
-  std::uint32_t maxPayload_;
-  FrameServer::Serve serve_;
+  Shared shared_;
 };
 
 }  // namespace
 
 FrameServer::FrameServer(const std::string& name, int port, std::uint32_t maxPayload,
-                         int maxConnections, Serve serve)
+                         int maxConnections, Serve serve, TrafficCounters* traffic,
+                         std::atomic<std::uint64_t>* rejected)
     : pool_(2, maxConnections) {
   Poco::Net::ServerSocket socket;
   try {
@@ -77,7 +82,8 @@ FrameServer::FrameServer(const std::string& name, int port, std::uint32_t maxPay
   params->setMaxThreads(maxConnections);
   params->setMaxQueued(64);
   server_ = std::make_unique<Poco::Net::TCPServer>(
-      new SessionFactory(name, maxPayload, std::move(serve)), pool_, socket, params);
+      new SessionFactory(Shared{name, maxPayload, std::move(serve), traffic, rejected}), pool_,
+      socket, params);
   server_->start();
 }
 

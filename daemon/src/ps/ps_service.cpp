@@ -20,9 +20,11 @@ Shard makeShard(const config::Config& config, const ShardRange& range) {
 
 }  // namespace
 
-PsService::PsService(const config::Config& config, int index, int listenPort)
+PsService::PsService(const config::Config& config, int index, int listenPort,
+                     observe::Metrics& metrics)
     : config_(config),
       index_(index),
+      metrics_(metrics),
       runId_(config::runFingerprint(config)),
       parameterCount_(model::Layout::mnist(config.hiddenUnits).parameterCount()),
       range_(shardRange(parameterCount_, config.ps, index)),
@@ -33,7 +35,9 @@ PsService::PsService(const config::Config& config, int index, int listenPort)
   int maxConnections = config.workers + 8;
   server_ = std::make_unique<net::FrameServer>(
       "ps", listenPort, maxPayload, maxConnections,
-      [this](net::Connection& connection) { serve(connection); });
+      [this](net::Connection& connection) { serve(connection); }, &metrics_.traffic,
+      &metrics_.rejectedConnections);
+  metrics_.setState(observe::State::kTraining);
   log::logger("ps")->info(
       "PS {}: serving parameters [{}, {}) of {} on port {} ({}, {}, {} train steps, {} workers)",
       index_, range_.offset, range_.offset + range_.count, parameterCount_, port(),
@@ -64,7 +68,7 @@ void PsService::serve(net::Connection& connection) {
         }
         worker = hello.index;
         gradient.resize(range_.count);
-        awaitChief(*worker);
+        awaitChief(*worker, connection.peerName());
         auto state = shard_.state();
         connection.send(net::MessageType::kWelcome,
                         net::encode(net::Welcome{range_.offset, range_.count, state.globalStep,
@@ -75,7 +79,9 @@ void PsService::serve(net::Connection& connection) {
       }
       case net::MessageType::kPull: {
         if (!worker) throw ProtocolError("pull before hello");
+        const auto start = std::chrono::steady_clock::now();
         auto state = shard_.read(reply.data());
+        metrics_.pullSeconds.observe(secondsSince(start));
         connection.send(net::MessageType::kParams,
                         net::encode(net::Params{state.globalStep, false, state.done}),
                         reply.data(), reply.size());
@@ -85,7 +91,9 @@ void PsService::serve(net::Connection& connection) {
         if (!worker) throw ProtocolError("push before hello");
         auto push = net::decodePush(frame.fields);
         connection.receiveValues(gradient.data(), gradient.size());
+        const auto start = std::chrono::steady_clock::now();
         auto result = shard_.push(gradient.data(), reply.data());
+        metrics_.pushSeconds.observe(secondsSince(start));
         connection.send(net::MessageType::kParams,
                         net::encode(net::Params{result.globalStep, result.applied, result.done}),
                         reply.data(), reply.size());
@@ -111,8 +119,10 @@ void PsService::serve(net::Connection& connection) {
   }
 }
 
-void PsService::awaitChief(std::uint32_t worker) {
+void PsService::awaitChief(std::uint32_t worker, const std::string& peer) {
   std::unique_lock<std::mutex> lock(chiefMutex_);
+  workersSeen_.push_back("worker " + std::to_string(worker) + " at " + peer);
+  metrics_.setPeers(workersSeen_);
   if (worker == 0) {
     if (!chiefJoined_) startTime_ = std::chrono::steady_clock::now();
     chiefJoined_ = true;
@@ -126,15 +136,15 @@ void PsService::awaitChief(std::uint32_t worker) {
 void PsService::logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
                         std::uint32_t worker) {
   auto logger = log::logger("ps");
+  metrics_.recordStep(result.globalStep, loss);
   if (result.globalStep % std::uint64_t(config_.logEverySteps) == 0 || result.done) {
     logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})", index_,
                  result.globalStep, worker, localStep, loss);
   }
   if (result.done) {
-    double elapsed =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - startTime_).count();
     logger->info("Training ends @ {:.6f}", unixTime());
-    logger->info("Training elapsed time: {:.6f} s", elapsed);
+    logger->info("Training elapsed time: {:.6f} s", secondsSince(startTime_));
+    metrics_.setState(observe::State::kCompleted);
     log::flush();
   }
 }

@@ -1,6 +1,7 @@
 #include "pstrain/worker/trainer.hpp"
 
 #include <chrono>
+#include <limits>
 
 #include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
@@ -10,12 +11,14 @@
 
 namespace pstrain::worker {
 
-Trainer::Trainer(const config::Config& config, const cluster::Placement& placement)
+Trainer::Trainer(const config::Config& config, const cluster::Placement& placement,
+                 observe::Metrics& metrics)
     : config_(config),
       placement_(placement),
       layout_(model::Layout::mnist(config.hiddenUnits)),
       params_(layout_.parameterCount()),
-      gradient_(layout_.parameterCount()) {}
+      gradient_(layout_.parameterCount()),
+      metrics_(metrics) {}
 
 void Trainer::connect() {
   auto logger = log::logger("worker");
@@ -27,8 +30,10 @@ void Trainer::connect() {
   net::Hello hello{config::Role::kWorker, std::uint32_t(placement_.index),
                    layout_.parameterCount(), config::runFingerprint(config_)};
   size_t covered = 0;
+  std::vector<std::string> peers;
   for (const auto& endpoint : placement_.ps) {
-    net::Connection connection(cluster::connectWithRetry(endpoint, deadline), maxPayload);
+    net::Connection connection(cluster::connectWithRetry(endpoint, deadline), maxPayload,
+                               &metrics_.traffic);
     connection.send(net::MessageType::kHello, net::encode(hello));
     auto welcome = net::decodeWelcome(connection.receiveExpected(net::MessageType::kWelcome));
     // The shards must tile the parameter vector in ps order; anything else is a misconfiguration.
@@ -43,7 +48,9 @@ void Trainer::connect() {
                  placement_.index, endpoint.toString(), welcome.offset,
                  welcome.offset + welcome.count, welcome.globalStep);
     links_.push_back(PsLink{std::move(connection), welcome, welcome.globalStep, false});
+    peers.push_back("ps " + endpoint.toString());
   }
+  metrics_.setPeers(std::move(peers));
   if (covered != params_.size()) {
     throw PeerError("the ps together serve " + std::to_string(covered) + " of " +
                     std::to_string(params_.size()) + " parameters");
@@ -63,13 +70,16 @@ void Trainer::receiveParams(PsLink& link, bool& applied) {
 }
 
 void Trainer::pull() {
+  const auto start = std::chrono::steady_clock::now();
   // Requests go out to every ps first, so the ps work and the transfers overlap.
   for (auto& link : links_) link.connection.send(net::MessageType::kPull);
   bool applied = false;
   for (auto& link : links_) receiveParams(link, applied);
+  metrics_.pullSeconds.observe(secondsSince(start));
 }
 
 bool Trainer::push(std::uint64_t localStep, float loss) {
+  const auto start = std::chrono::steady_clock::now();
   auto fields = net::encode(net::Push{localStep, loss});
   for (auto& link : links_) {
     if (link.done) continue;
@@ -80,6 +90,7 @@ bool Trainer::push(std::uint64_t localStep, float loss) {
   for (auto& link : links_) {
     if (!link.done) receiveParams(link, applied);
   }
+  metrics_.pushSeconds.observe(secondsSince(start));
   return applied;
 }
 
@@ -103,6 +114,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   const bool chief = index == 0 && test != nullptr;
   connect();
   pull();
+  metrics_.setState(observe::State::kTraining);
 
   model::Mlp mlp(layout_);
   std::optional<model::Mlp> evaluator;
@@ -111,6 +123,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     double accuracy = model::accuracy(*evaluator, params_.data(), test->pixels.data(),
                                       test->labels.data(), test->count);
     logger->info("Accuracy at local step {}: {:.4f}", localStep, accuracy);
+    metrics_.recordAccuracy(accuracy);
     return accuracy;
   };
 
@@ -130,10 +143,12 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     if (!push(result.localSteps + 1, loss)) continue;
 
     ++result.localSteps;
-    globalStep_ = minGlobalStep();
+    const auto globalStep = minGlobalStep();
+    metrics_.recordStep(globalStep, loss);
+    metrics_.recordLocalStep(result.localSteps);
     if (result.localSteps % std::uint64_t(config_.logEverySteps) == 0) {
       logger->info("Worker {}: training step {} done (global step: {})", index, result.localSteps,
-                   globalStep_.load());
+                   globalStep);
     }
     if (chief && config_.evalEverySteps > 0 &&
         result.localSteps % std::uint64_t(config_.evalEverySteps) == 0) {
@@ -141,8 +156,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     }
   }
 
-  result.elapsedSeconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.elapsedSeconds = secondsSince(start);
   logger->info("Training ends @ {:.6f}", unixTime());
   logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
   for (auto& link : links_) {
@@ -156,8 +170,8 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     result.testAccuracy = evaluate(result.localSteps);
   }
   result.globalStep = minGlobalStep();
-  globalStep_ = result.globalStep;
-  finished_ = true;
+  metrics_.recordStep(result.globalStep, std::numeric_limits<float>::quiet_NaN());
+  metrics_.setState(observe::State::kCompleted);
   return result;
 }
 

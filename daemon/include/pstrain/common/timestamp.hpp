@@ -10,4 +10,8 @@ inline double unixTime() {
       .count();
 }
 
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace pstrain

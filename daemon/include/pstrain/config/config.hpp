@@ -24,6 +24,7 @@ struct Config {
   std::string psService;
   int psPort = 8000;
   int workerPort = 9000;
+  int httpPort = 8080;
   std::string clusterDomain;
   std::vector<std::string> psHosts;
   double peerTimeoutSeconds = 300;

@@ -2,6 +2,7 @@
 
 #include <Poco/Net/StreamSocket.h>
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -9,6 +10,12 @@
 #include "pstrain/net/message.hpp"
 
 namespace pstrain::net {
+
+// Bytes through a set of connections, counted by each of them as they go.
+struct TrafficCounters {
+  std::atomic<std::uint64_t> sent{0};
+  std::atomic<std::uint64_t> received{0};
+};
 
 // One frame's header and fixed fields. When valueCount > 0 the values are still on the wire:
 // Connection::receiveValues() reads them straight into their destination.
@@ -22,7 +29,8 @@ struct Incoming {
 // answer someone is waiting for). Frames larger than `maxPayload` are refused before any read.
 class Connection {
  public:
-  Connection(Poco::Net::StreamSocket socket, std::uint32_t maxPayload);
+  Connection(Poco::Net::StreamSocket socket, std::uint32_t maxPayload,
+             TrafficCounters* traffic = nullptr);
 
   void send(MessageType type, const std::vector<std::uint8_t>& fields = {},
             const float* values = nullptr, size_t valueCount = 0);
@@ -45,6 +53,7 @@ class Connection {
 
   Poco::Net::StreamSocket socket_;
   std::uint32_t maxPayload_;
+  TrafficCounters* traffic_;
   std::string peerName_;
   Incoming incoming_;
 };

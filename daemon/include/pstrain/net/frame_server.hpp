@@ -3,6 +3,7 @@
 #include <Poco/Net/TCPServer.h>
 #include <Poco/ThreadPool.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,8 +19,11 @@ class FrameServer {
  public:
   using Serve = std::function<void(Connection&)>;
 
+  // Connections count their bytes into `traffic` when given; `rejected` counts the connections
+  // closed for breaking the protocol.
   FrameServer(const std::string& name, int port, std::uint32_t maxPayload, int maxConnections,
-              Serve serve);
+              Serve serve, TrafficCounters* traffic = nullptr,
+              std::atomic<std::uint64_t>* rejected = nullptr);
   ~FrameServer();
 
   FrameServer(const FrameServer&) = delete;

@@ -8,6 +8,7 @@
 
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/frame_server.hpp"
+#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
@@ -17,19 +18,21 @@ namespace pstrain::ps {
 // and the end of training, then goes on answering (with the final parameters) until stopped.
 class PsService {
  public:
-  PsService(const config::Config& config, int index, int listenPort);
+  // Reports its progress, traffic and rejected connections in `metrics`.
+  PsService(const config::Config& config, int index, int listenPort, observe::Metrics& metrics);
 
   int port() const { return server_->port(); }
   std::uint64_t globalStep() const;
 
  private:
   void serve(net::Connection& connection);
-  void awaitChief(std::uint32_t worker);
+  void awaitChief(std::uint32_t worker, const std::string& peer);
   void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
                std::uint32_t worker);
 
   const config::Config& config_;
   int index_;
+  observe::Metrics& metrics_;
   std::uint64_t runId_;
   std::uint64_t parameterCount_;
   ShardRange range_;
@@ -39,6 +42,7 @@ class PsService {
   std::mutex chiefMutex_;
   std::condition_variable chiefArrived_;
   bool chiefJoined_ = false;
+  std::vector<std::string> workersSeen_;
   std::chrono::steady_clock::time_point startTime_;
   std::unique_ptr<net::FrameServer> server_;
 };

@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -10,6 +9,7 @@
 #include "pstrain/data/idx.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/net/connection.hpp"
+#include "pstrain/observe/metrics.hpp"
 
 namespace pstrain::worker {
 
@@ -26,7 +26,9 @@ struct TrainingResult {
 // Worker 0 (the chief) evaluates test accuracy every evalEverySteps and at the end.
 class Trainer {
  public:
-  Trainer(const config::Config& config, const cluster::Placement& placement);
+  // Reports progress, latencies and traffic in `metrics`.
+  Trainer(const config::Config& config, const cluster::Placement& placement,
+          observe::Metrics& metrics);
 
   // `test` is used by the chief only and may be null for the others.
   TrainingResult run(const data::Examples& train, const data::Examples* test);
@@ -34,9 +36,6 @@ class Trainer {
   // The model as trained: valid after run().
   const std::vector<float>& parameters() const { return params_; }
   const model::Layout& layout() const { return layout_; }
-
-  std::uint64_t globalStep() const { return globalStep_.load(); }
-  bool finished() const { return finished_.load(); }
 
  private:
   struct PsLink {
@@ -61,8 +60,7 @@ class Trainer {
   std::vector<float> params_;
   std::vector<float> gradient_;
   std::vector<PsLink> links_;
-  std::atomic<std::uint64_t> globalStep_{0};
-  std::atomic<bool> finished_{false};
+  observe::Metrics& metrics_;
 };
 
 }  // namespace pstrain::worker
