@@ -1,5 +1,3 @@
-#include <Poco/Net/ServerSocket.h>
-
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -18,22 +16,12 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/mnist.hpp"
+#include "pstrain/net/free_ports.hpp"
 
 namespace pstrain::app {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Free loopback ports, all held open until every one is chosen so none repeats.
-std::vector<int> freePorts(int count) {
-  std::vector<Poco::Net::ServerSocket> held(static_cast<size_t>(count));
-  std::vector<int> ports;
-  for (auto& socket : held) {
-    socket.bind(Poco::Net::SocketAddress("127.0.0.1", 0), true);
-    ports.push_back(socket.address().port());
-  }
-  return ports;
-}
 
 std::string lastLine(const std::string& path) {
   std::ifstream in(path);
@@ -77,7 +65,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
 
   // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i].
   const int childCount = settings.ps + settings.workers;
-  auto ports = freePorts(2 * childCount);
+  auto ports = net::freeLoopbackPorts(2 * childCount);
   std::string psHosts;
   for (int i = 0; i < settings.ps; ++i) {
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
