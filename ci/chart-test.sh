@@ -149,6 +149,7 @@ while IFS='|' read -r name values pattern; do
 done <<'EOF'
 worker.number 0|{worker: {number: 0}}|/worker/number
 ps.number -1|{ps: {number: -1}}|/ps/number
+ps.number 1025, above the daemon's maximum|{ps: {number: 1025}}|/ps/number
 ps.limit.cpu abc|{ps: {limit: {cpu: abc}}}|/ps/limit/cpu
 worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|/worker/podManagementPolicy
 unknown top-level key|{epochs: 10}|'epochs' not allowed

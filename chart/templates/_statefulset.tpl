@@ -108,9 +108,9 @@ spec:
             - {{- toYaml $logs.mount | nindent 14 }}
             {{- if $values.data.volume }}
             - name: pstrain-data
-              mountPath: {{ $values.data.mountPath }}
+              mountPath: {{ $values.data.mountPath | quote }}
               {{- with $values.data.subPath }}
-              subPath: {{ . }}
+              subPath: {{ . | quote }}
               {{- end }}
               readOnly: true
             {{- end }}

@@ -13,6 +13,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -25,6 +26,7 @@ import (
 // schema is the part of a JSON schema that says which keys an object defines.
 type schema struct {
 	Ref        string             `json:"$ref"`
+	AllOf      []*schema          `json:"allOf"`
 	Properties map[string]*schema `json:"properties"`
 	Defs       map[string]*schema `json:"definitions"`
 }
@@ -105,15 +107,28 @@ type walker struct {
 	problems []string
 }
 
-func (w *walker) resolve(s *schema) *schema {
-	for s != nil && s.Ref != "" {
-		s = w.defs[strings.TrimPrefix(s.Ref, "#/definitions/")]
+// properties are the keys s defines, following $ref and allOf; nil for a pass-through object.
+func (w *walker) properties(s *schema) map[string]*schema {
+	if s == nil {
+		return nil
 	}
-	return s
+	if s.Ref != "" {
+		return w.properties(w.defs[strings.TrimPrefix(s.Ref, "#/definitions/")])
+	}
+	props := map[string]*schema{}
+	for _, member := range s.AllOf {
+		maps.Copy(props, w.properties(member))
+	}
+	maps.Copy(props, s.Properties)
+	if len(props) == 0 {
+		return nil
+	}
+	return props
 }
 
 // walk checks the keys of mapping, whose schema is s, at dotted path prefix.
 func (w *walker) walk(mapping *yaml.Node, s *schema, prefix string) {
+	props := w.properties(s)
 	for i := 0; i+1 < len(mapping.Content); i += 2 {
 		key, value := mapping.Content[i], mapping.Content[i+1]
 		path := prefix + key.Value
@@ -121,12 +136,12 @@ func (w *walker) walk(mapping *yaml.Node, s *schema, prefix string) {
 		if !startsWithName(key.HeadComment, key.Value) {
 			w.problems = append(w.problems, fmt.Sprintf("values.yaml:%d: `%s` needs a comment starting with %q", key.Line, path, key.Value))
 		}
-		child := w.resolve(s.Properties[key.Value])
-		if child == nil {
+		child, known := props[key.Value]
+		if !known {
 			w.problems = append(w.problems, fmt.Sprintf("values.yaml:%d: `%s` is not in values.schema.json", key.Line, path))
 			continue
 		}
-		if value.Kind == yaml.MappingNode && len(value.Content) > 0 && len(child.Properties) > 0 {
+		if value.Kind == yaml.MappingNode && len(value.Content) > 0 && w.properties(child) != nil {
 			w.walk(value, child, path+".")
 			continue
 		}
