@@ -22,7 +22,10 @@ void printUsage() {
       "  pstrain local [FLAGS] [--summary-json FILE]\n"
       "                           a whole cluster (--ps N --workers M) as local processes\n"
       "  pstrain single [FLAGS] [--summary-json FILE]\n"
-      "                           the same training in one process, without network\n\n"
+      "                           the same training in one process, without network\n"
+      "  pstrain status [--wait SECONDS] HOST:PORT...\n"
+      "                           progress of processes, from their HTTP ports; --wait: until\n"
+      "                           each has made progress (exit 4 if one has not in time)\n\n"
       "Configuration: flags > PSTRAIN_* environment > YAML file (--config FILE) > defaults.\n"
       "Keys:\n%s",
       PSTRAIN_VERSION, pstrain::config::describeKeys().c_str());
@@ -46,6 +49,7 @@ int main(int argc, char** argv) {
       return pstrain::app::runLocal(std::filesystem::read_symlink("/proc/self/exe"), args);
     }
     if (command == "single") return pstrain::app::runSingle(args);
+    if (command == "status") return pstrain::app::runStatus(args);
     std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
                  command.c_str());
     return pstrain::kExitConfig;

@@ -6,6 +6,8 @@
 #include <mutex>
 #include <thread>
 
+#include <unistd.h>
+
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/signals.hpp"
@@ -17,6 +19,7 @@
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "pstrain/observe/status_client.hpp"
 
 namespace pstrain::app {
 namespace {
@@ -37,6 +40,46 @@ std::string readFile(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
+
+// Shows worker 0's progress: on a terminal one line rewritten in place a few times a second,
+// elsewhere (CI logs, files) a plain line every ten seconds.
+class ProgressReporter {
+ public:
+  explicit ProgressReporter(int chiefHttpPort)
+      : port_(chiefHttpPort), terminal_(::isatty(STDOUT_FILENO) == 1) {}
+
+  void update() {
+    auto now = std::chrono::steady_clock::now();
+    if (now < next_) return;
+    next_ = now + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::seconds(10));
+    std::string line;
+    try {
+      line = observe::describeProgress(observe::fetchStatus("127.0.0.1", port_, 0.5));
+    } catch (const PeerError&) {
+      return;  // worker 0 is not serving yet
+    }
+    if (terminal_) {
+      std::printf("\r\033[K%s", line.c_str());
+      shown_ = true;
+    } else if (!first_) {
+      std::printf("%s\n", line.c_str());
+    }
+    first_ = false;
+    std::fflush(stdout);
+  }
+
+  void finish() {
+    if (shown_) std::printf("\r\033[K");
+    std::fflush(stdout);
+  }
+
+ private:
+  int port_;
+  bool terminal_;
+  bool shown_ = false;
+  bool first_ = true;  // off a terminal the first report, at the start, says nothing new
+  std::chrono::steady_clock::time_point next_{};
+};
 
 struct Child {
   std::string name;  // "ps-0", "worker-1": also its log dir under logDir
@@ -112,6 +155,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
                settings.ps, settings.workers, settings.logDir);
 
   const std::string resultPath = settings.logDir + "/worker-0/result.json";
+  ProgressReporter progress(ports[size_t(childCount + settings.ps)]);
   int failure = 0;
   std::string failureText;
   while (!fs::exists(resultPath)) {
@@ -124,8 +168,10 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
       }
     }
     if (failure) break;
+    progress.update();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+  progress.finish();
   {
     std::lock_guard<std::mutex> lock(childrenMutex);
     runningChildren = nullptr;

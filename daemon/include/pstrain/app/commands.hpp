@@ -14,4 +14,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& args);
 // `pstrain single`: the same training in one process without network, the compute-only bound.
 int runSingle(const std::vector<std::string>& args);
 
+// `pstrain status HOST:PORT`: a process's /status in human form.
+int runStatus(const std::vector<std::string>& args);
+
 }  // namespace pstrain::app

@@ -1,0 +1,66 @@
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "pstrain/app/commands.hpp"
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/observe/status_client.hpp"
+
+namespace pstrain::app {
+namespace {
+
+bool madeProgress(const observe::StatusSnapshot& status) {
+  return status.state == "completed" || (status.state == "training" && status.globalStep > 0);
+}
+
+}  // namespace
+
+int runStatus(const std::vector<std::string>& originalArgs) {
+  auto args = originalArgs;
+  double waitSeconds = -1;
+  if (args.size() >= 2 && args[0] == "--wait") {
+    try {
+      waitSeconds = std::stod(args[1]);
+    } catch (const std::exception&) {
+      throw ConfigError("--wait takes a number of seconds, not '" + args[1] + "'");
+    }
+    args.erase(args.begin(), args.begin() + 2);
+  }
+  if (args.empty()) {
+    throw ConfigError("usage: pstrain status [--wait SECONDS] HOST:PORT... (HTTP ports)");
+  }
+  std::vector<cluster::Endpoint> endpoints;
+  for (const auto& arg : args) endpoints.push_back(cluster::parseEndpoint(arg));
+
+  // Without --wait: one look at each. With it: until every one has made progress (a global step
+  // past 0, or completed) or the time is up, which is what `helm test` asks of a job.
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(long(std::max(0.0, waitSeconds) * 1000));
+  for (const auto& endpoint : endpoints) {
+    for (;;) {
+      std::string problem;
+      try {
+        auto status = observe::fetchStatus(endpoint.host, endpoint.port);
+        if (waitSeconds < 0 || madeProgress(status)) {
+          std::printf("%s %s %d: %s\n", endpoint.toString().c_str(), status.role.c_str(),
+                      status.ordinal, observe::describeProgress(status).c_str());
+          for (const auto& peer : status.peers) std::printf("  peer: %s\n", peer.c_str());
+          break;
+        }
+        problem = "no progress yet (" + observe::describeProgress(status) + ")";
+      } catch (const PeerError& e) {
+        if (waitSeconds < 0) throw;
+        problem = e.what();
+      }
+      if (std::chrono::steady_clock::now() >= deadline) {
+        throw PeerError(endpoint.toString() + ": " + problem + " after waiting " +
+                        std::to_string(long(waitSeconds)) + " s");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
+  return 0;
+}
+
+}  // namespace pstrain::app
