@@ -25,7 +25,9 @@ void printUsage() {
       "                           the same training in one process, without network\n"
       "  pstrain status [--wait SECONDS] HOST:PORT...\n"
       "                           progress of processes, from their HTTP ports; --wait: until\n"
-      "                           each has made progress (exit 4 if one has not in time)\n\n"
+      "                           each has made progress (exit 4 if one has not in time)\n"
+      "  pstrain plot DEPLOY_LOG... [-o curve.svg]\n"
+      "                           loss and test accuracy against the global step, as SVG\n\n"
       "Configuration: flags > PSTRAIN_* environment > YAML file (--config FILE) > defaults.\n"
       "Keys:\n%s",
       PSTRAIN_VERSION, pstrain::config::describeKeys().c_str());
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
     }
     if (command == "single") return pstrain::app::runSingle(args);
     if (command == "status") return pstrain::app::runStatus(args);
+    if (command == "plot") return pstrain::app::runPlot(args);
     std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
                  command.c_str());
     return pstrain::kExitConfig;

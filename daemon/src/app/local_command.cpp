@@ -12,6 +12,7 @@
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -20,6 +21,7 @@
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "pstrain/observe/status_client.hpp"
+#include "pstrain/plot/training_curve.hpp"
 
 namespace pstrain::app {
 namespace {
@@ -183,6 +185,12 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   summary.elapsedSeconds = secondsSince(start);
   logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
+
+  std::vector<std::string> logs;
+  for (const auto& child : children) logs.push_back(settings.logDir + "/" + child.name + "/deploy.log");
+  const std::string curvePath = settings.logDir + "/curve.svg";
+  writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(logs)));
+  logger->info("training curve: {}", curvePath);
   return kExitOk;
 }
 

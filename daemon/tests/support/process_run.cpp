@@ -19,7 +19,12 @@ std::string pstrainBinary() {
 }
 
 ProcessResult runPstrain(const std::vector<std::string>& args, int timeoutSeconds) {
-  std::vector<std::string> command{std::to_string(timeoutSeconds), pstrainBinary()};
+  return runCommand(pstrainBinary(), args, timeoutSeconds);
+}
+
+ProcessResult runCommand(const std::string& program, const std::vector<std::string>& args,
+                         int timeoutSeconds) {
+  std::vector<std::string> command{std::to_string(timeoutSeconds), program};
   command.insert(command.end(), args.begin(), args.end());
   Poco::Pipe out;
   Poco::Pipe err;

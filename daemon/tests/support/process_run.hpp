@@ -14,6 +14,10 @@ struct ProcessResult {
 // The pstrain binary under test (ctest passes its path in TEST_PSTRAIN_BINARY).
 std::string pstrainBinary();
 
+// Runs `command` (looked up in PATH) with `args` to completion, bounded by `timeoutSeconds`.
+ProcessResult runCommand(const std::string& command, const std::vector<std::string>& args,
+                         int timeoutSeconds = 120);
+
 // Runs pstrain with `args` to completion, bounded by `timeoutSeconds`, capturing its output.
 ProcessResult runPstrain(const std::vector<std::string>& args, int timeoutSeconds = 120);
 

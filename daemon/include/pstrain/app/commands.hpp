@@ -17,4 +17,7 @@ int runSingle(const std::vector<std::string>& args);
 // `pstrain status HOST:PORT`: a process's /status in human form.
 int runStatus(const std::vector<std::string>& args);
 
+// `pstrain plot DEPLOY_LOG... -o curve.svg`: the training curve as an SVG chart.
+int runPlot(const std::vector<std::string>& args);
+
 }  // namespace pstrain::app

@@ -1,0 +1,156 @@
+#include "pstrain/plot/training_curve.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::plot {
+namespace {
+
+constexpr double kWidth = 800;
+constexpr double kHeight = 450;
+constexpr double kLeft = 70;
+constexpr double kRight = 70;
+constexpr double kTop = 50;
+constexpr double kBottom = 60;
+
+std::vector<CurvePoint> averageDown(const std::vector<CurvePoint>& points, size_t maxPoints) {
+  if (points.size() <= maxPoints) return points;
+  std::vector<CurvePoint> result;
+  for (size_t bucket = 0; bucket < maxPoints; ++bucket) {
+    size_t begin = points.size() * bucket / maxPoints;
+    size_t end = points.size() * (bucket + 1) / maxPoints;
+    double sum = 0;
+    for (size_t i = begin; i < end; ++i) sum += points[i].value;
+    result.push_back({points[end - 1].globalStep, sum / double(end - begin)});
+  }
+  return result;
+}
+
+std::string fixed(double value, int digits = 1) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+// A round step between ticks for a range, e.g. 0-3000 -> 500.
+double tickStep(double range) {
+  double raw = range / 5;
+  double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double factor : {1.0, 2.0, 5.0}) {
+    if (raw <= factor * magnitude) return factor * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+}  // namespace
+
+TrainingCurve readTrainingCurve(const std::vector<std::string>& logPaths) {
+  static const std::regex psLine(
+      R"(PS \d+: global step (\d+) done \(worker \d+, local step \d+, loss ([-+0-9.eE]+)\))");
+  static const std::regex workerLine(R"(Worker \d+: training step \d+ done \(global step: (\d+)\))");
+  static const std::regex accuracyLine(R"(Accuracy at local step \d+: ([0-9.]+))");
+  std::map<std::uint64_t, double> loss;
+  std::map<std::uint64_t, double> accuracy;
+  for (const auto& path : logPaths) {
+    std::ifstream in(path);
+    if (!in) throw IoError("cannot read " + path);
+    std::uint64_t lastGlobalStep = 0;
+    for (std::string line; std::getline(in, line);) {
+      std::smatch match;
+      if (std::regex_search(line, match, psLine)) {
+        loss[std::stoull(match[1])] = std::stod(match[2]);
+      } else if (std::regex_search(line, match, workerLine)) {
+        lastGlobalStep = std::stoull(match[1]);
+      } else if (std::regex_search(line, match, accuracyLine)) {
+        accuracy[lastGlobalStep] = std::stod(match[1]);
+      }
+    }
+  }
+  TrainingCurve curve;
+  for (const auto& [step, value] : loss) curve.loss.push_back({step, value});
+  for (const auto& [step, value] : accuracy) curve.accuracy.push_back({step, value});
+  return curve;
+}
+
+std::string renderSvg(const TrainingCurve& curve, size_t maxPoints) {
+  auto loss = averageDown(curve.loss, maxPoints);
+  std::uint64_t lastStep = 1;
+  double maxLoss = 0;
+  for (const auto& p : loss) {
+    lastStep = std::max(lastStep, p.globalStep);
+    if (std::isfinite(p.value)) maxLoss = std::max(maxLoss, p.value);
+  }
+  for (const auto& p : curve.accuracy) lastStep = std::max(lastStep, p.globalStep);
+  if (maxLoss <= 0) maxLoss = 1;
+
+  const double plotWidth = kWidth - kLeft - kRight;
+  const double plotHeight = kHeight - kTop - kBottom;
+  auto x = [&](std::uint64_t step) { return kLeft + plotWidth * double(step) / double(lastStep); };
+  auto yLoss = [&](double v) { return kTop + plotHeight * (1 - std::min(v, maxLoss) / maxLoss); };
+  auto yAccuracy = [&](double v) { return kTop + plotHeight * (1 - v); };
+
+  std::ostringstream svg;
+  svg << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << kWidth << R"(" height=")"
+      << kHeight << R"(" viewBox="0 0 )" << kWidth << " " << kHeight
+      << R"(" font-family="sans-serif" font-size="12">)" << "\n"
+      << R"(<title>pstrain training curve</title>)" << "\n"
+      << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n"
+      << R"(<text x=")" << kWidth / 2 << R"(" y="28" text-anchor="middle" font-size="16">)"
+      << "Training loss and test accuracy</text>\n";
+
+  // Grid and ticks: global step across, loss on the left, accuracy on the right.
+  double stepTick = tickStep(double(lastStep));
+  for (double s = 0; s <= double(lastStep) + 1e-9; s += stepTick) {
+    double px = x(std::uint64_t(s));
+    svg << R"(<line x1=")" << px << R"(" y1=")" << kTop << R"(" x2=")" << px << R"(" y2=")"
+        << kTop + plotHeight << R"(" stroke="#e5e5e5"/>)"
+        << R"(<text x=")" << px << R"(" y=")" << kTop + plotHeight + 16
+        << R"(" text-anchor="middle">)" << std::uint64_t(s) << "</text>\n";
+  }
+  for (int i = 0; i <= 5; ++i) {
+    double fraction = i / 5.0;
+    double py = kTop + plotHeight * (1 - fraction);
+    svg << R"(<line x1=")" << kLeft << R"(" y1=")" << py << R"(" x2=")" << kLeft + plotWidth
+        << R"(" y2=")" << py << R"(" stroke="#e5e5e5"/>)"
+        << R"(<text x=")" << kLeft - 6 << R"(" y=")" << py + 4 << R"(" text-anchor="end">)"
+        << fixed(maxLoss * fraction, 2) << "</text>"
+        << R"(<text x=")" << kLeft + plotWidth + 6 << R"(" y=")" << py + 4 << R"(">)"
+        << fixed(fraction, 1) << "</text>\n";
+  }
+  svg << R"(<rect x=")" << kLeft << R"(" y=")" << kTop << R"(" width=")" << plotWidth
+      << R"(" height=")" << plotHeight << R"(" fill="none" stroke="#333"/>)" << "\n"
+      << R"(<text x=")" << kLeft + plotWidth / 2 << R"(" y=")" << kHeight - 18
+      << R"(" text-anchor="middle">global step</text>)" << "\n"
+      << "<text transform=\"translate(20 " << kTop + plotHeight / 2
+      << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#1f77b4\">training loss</text>\n"
+      << "<text transform=\"translate(" << kWidth - 20 << " " << kTop + plotHeight / 2
+      << ") rotate(90)\" text-anchor=\"middle\" fill=\"#ff7f0e\">test accuracy</text>\n";
+
+  svg << R"(<polyline class="loss" fill="none" stroke="#1f77b4" stroke-width="1.5" points=")";
+  for (const auto& p : loss) {
+    if (std::isfinite(p.value)) svg << fixed(x(p.globalStep)) << "," << fixed(yLoss(p.value)) << " ";
+  }
+  svg << R"("/>)" << "\n";
+  svg << R"(<polyline class="accuracy" fill="none" stroke="#ff7f0e" stroke-width="2" points=")";
+  for (const auto& p : curve.accuracy) {
+    svg << fixed(x(p.globalStep)) << "," << fixed(yAccuracy(p.value)) << " ";
+  }
+  svg << R"("/>)" << "\n";
+  for (const auto& p : curve.accuracy) {
+    svg << R"(<circle class="accuracy-point" cx=")" << fixed(x(p.globalStep)) << R"(" cy=")"
+        << fixed(yAccuracy(p.value)) << R"(" r="3.5" fill="#ff7f0e" data-step=")"
+        << p.globalStep << R"(" data-accuracy=")" << fixed(p.value, 4) << R"("/>)" << "\n";
+  }
+  svg << "</svg>\n";
+  return svg.str();
+}
+
+}  // namespace pstrain::plot

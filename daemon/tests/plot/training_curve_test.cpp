@@ -1,0 +1,54 @@
+#define BOOST_TEST_MODULE training_curve
+#include <boost/test/unit_test.hpp>
+
+#include <regex>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/plot/training_curve.hpp"
+#include "support/idx_files.hpp"
+
+using namespace pstrain::plot;
+using pstrain::testing::TempDir;
+using pstrain::testing::writeFile;
+
+BOOST_AUTO_TEST_CASE(reads_loss_from_ps_lines_and_accuracy_at_the_chiefs_global_step) {
+  TempDir dir;
+  writeFile(dir.file("ps.log"),
+            "[t] [ps] PS 0: global step 1 done (worker 0, local step 1, loss 2.3000)\n"
+            "[t] [ps] PS 0: global step 2 done (worker 1, local step 1, loss 1.5000)\n");
+  writeFile(dir.file("worker.log"),
+            "[t] [worker] Worker 0: training step 1 done (global step: 1)\n"
+            "[t] [worker] Worker 0: training step 2 done (global step: 3)\n"
+            "[t] [worker] Accuracy at local step 2: 0.7500\n"
+            "[t] [worker] unrelated line\n");
+  auto curve = readTrainingCurve({dir.file("ps.log"), dir.file("worker.log")});
+  BOOST_REQUIRE(curve.loss.size() == 2u);
+  BOOST_TEST(curve.loss[1].globalStep == 2u);
+  BOOST_TEST(curve.loss[1].value == 1.5);
+  BOOST_REQUIRE(curve.accuracy.size() == 1u);
+  BOOST_TEST(curve.accuracy[0].globalStep == 3u);
+  BOOST_TEST(curve.accuracy[0].value == 0.75);
+}
+
+BOOST_AUTO_TEST_CASE(svg_keeps_every_accuracy_point_and_thins_the_loss) {
+  TrainingCurve curve;
+  for (std::uint64_t step = 1; step <= 5000; ++step) curve.loss.push_back({step, 1.0 / double(step)});
+  curve.accuracy = {{1000, 0.5}, {5000, 0.9}};
+  auto svg = renderSvg(curve, 100);
+  std::regex point(R"re(data-step="(\d+)" data-accuracy="([0-9.]+)")re");
+  std::vector<std::string> steps;
+  for (std::sregex_iterator it(svg.begin(), svg.end(), point), end; it != end; ++it) {
+    steps.push_back((*it)[1]);
+  }
+  BOOST_TEST(steps == (std::vector<std::string>{"1000", "5000"}));
+  std::smatch loss;
+  BOOST_REQUIRE(std::regex_search(svg, loss, std::regex(R"re(class="loss"[^>]*points="([^"]*)")re")));
+  std::string points = loss[1];
+  BOOST_TEST(std::count(points.begin(), points.end(), ',') == 100);
+  BOOST_TEST(svg.find("global step</text>") != std::string::npos);
+  BOOST_TEST(svg.find("test accuracy</text>") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(unreadable_log_is_an_io_error) {
+  BOOST_CHECK_THROW(readTrainingCurve({"/nonexistent/deploy.log"}), pstrain::IoError);
+}
