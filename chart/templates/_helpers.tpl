@@ -85,6 +85,20 @@ podAntiAffinity:
 {{- end }}
 {{- end }}
 
+{{/*
+pstrain.httpPort is the port of every pod's HTTP endpoint (/healthz, /readyz, /metrics, /status).
+A pod also listens on its role's port, so the two must differ.
+*/}}
+{{- define "pstrain.httpPort" -}}
+{{- $port := .Values.http.port | int64 }}
+{{- range $role := list "ps" "worker" }}
+{{- if eq $port ((index $.Values $role).port | int64) }}
+{{- fail (printf "http.port %d is also %s.port: a %s pod listens on both, so they must differ" $port $role $role) }}
+{{- end }}
+{{- end }}
+{{- $port }}
+{{- end }}
+
 {{/* pstrain.logDir is where the daemon writes deploy.log; kubectl exec … tail relies on it. */}}
 {{- define "pstrain.logDir" -}}
 /tmp/mnist-log

@@ -1,7 +1,8 @@
 {{/*
 pstrain.service is the headless Service of one role: (dict "ctx" $ "component" "ps"|"worker").
 It gives every pod the DNS name <pod>.<service>; addresses are published before pods are ready
-because peers must find each other while starting.
+because peers must find each other while starting. Its "http" port is what a ServiceMonitor
+scrapes, and names the pods' HTTP endpoint in DNS SRV records.
 */}}
 {{- define "pstrain.service" -}}
 {{- $role := index .ctx.Values .component -}}
@@ -20,5 +21,9 @@ spec:
     - name: {{ .component }}
       port: {{ $role.port | int64 }}
       targetPort: {{ .component }}
+      protocol: TCP
+    - name: http
+      port: {{ include "pstrain.httpPort" .ctx }}
+      targetPort: http
       protocol: TCP
 {{- end }}

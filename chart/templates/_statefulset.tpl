@@ -7,7 +7,8 @@ Both roles run the same daemon with the same configuration file; it tells them a
 {{- $role := index $values .component }}
 {{- $name := include "pstrain.componentName" . }}
 {{- $logDir := include "pstrain.logDir" .ctx }}
-{{- $logs := include "pstrain.logStorage" .ctx | fromJson -}}
+{{- $logs := include "pstrain.logStorage" .ctx | fromJson }}
+{{- $httpPort := include "pstrain.httpPort" .ctx -}}
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -27,6 +28,11 @@ spec:
         {{- include "pstrain.labels" . | nindent 8 }}
       annotations:
         checksum/config: {{ include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum }}
+        {{- if $values.metrics.podAnnotations }}
+        prometheus.io/scrape: "true"
+        prometheus.io/port: {{ $httpPort | quote }}
+        prometheus.io/path: /metrics
+        {{- end }}
     spec:
       {{- with $values.imagePullSecrets }}
       imagePullSecrets:
@@ -97,6 +103,30 @@ spec:
             - name: {{ .component }}
               containerPort: {{ $role.port | int64 }}
               protocol: TCP
+            - name: http
+              containerPort: {{ $httpPort }}
+              protocol: TCP
+          {{- with $values.probes.liveness }}
+          {{- if .enabled }}
+          # /healthz answers while the process runs, from before it loads data or finds its peers.
+          livenessProbe:
+            httpGet:
+              path: /healthz
+              port: http
+            {{- include "pstrain.probeTimings" . | nindent 12 }}
+          {{- end }}
+          {{- end }}
+          {{- with $values.probes.readiness }}
+          {{- if .enabled }}
+          # /readyz is 503 while the pod waits for its peers, 200 while it trains and once it has
+          # completed. The headless Service publishes the pod either way.
+          readinessProbe:
+            httpGet:
+              path: /readyz
+              port: http
+            {{- include "pstrain.probeTimings" . | nindent 12 }}
+          {{- end }}
+          {{- end }}
           resources:
             {{- include "pstrain.resources" . | nindent 12 }}
           securityContext:
@@ -131,4 +161,12 @@ spec:
         {{- with $values.volumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+{{- end }}
+
+{{/* pstrain.probeTimings are the timing fields of a probe, from its values under probes. */}}
+{{- define "pstrain.probeTimings" -}}
+initialDelaySeconds: {{ .initialDelaySeconds | int64 }}
+periodSeconds: {{ .periodSeconds | int64 }}
+timeoutSeconds: {{ .timeoutSeconds | int64 }}
+failureThreshold: {{ .failureThreshold | int64 }}
 {{- end }}

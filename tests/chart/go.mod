@@ -8,6 +8,7 @@ tool (
 )
 
 require (
+	github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring v0.93.1
 	gopkg.in/yaml.v3 v3.0.1
 	k8s.io/api v0.36.3
 	k8s.io/apimachinery v0.36.3

@@ -7,6 +7,15 @@
 // templates, container port names, and pod volume and mount consistency. With -pod-security it
 // also evaluates every pod as Pod Security admission would at that level.
 //
+// Across documents it checks what would fail only at run time: a probe naming a port its
+// container does not have, a Service whose named targetPort no selected pod template has, and a
+// ServiceMonitor that selects no Service of the stream or names a port those Services lack.
+//
+// ServiceMonitor (monitoring.coreos.com/v1) is a custom resource: it is decoded strictly into the
+// Prometheus Operator's own Go types (github.com/prometheus-operator/prometheus-operator/pkg/apis/
+// monitoring), and its durations are checked against the pattern of the operator's CRD. Any
+// other kind the scheme does not know is an error.
+//
 // Usage: helm template … | kubestrict [-pod-security baseline|restricted]
 package main
 
@@ -18,8 +27,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,10 +38,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/kubernetes/scheme"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	psa "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 )
@@ -38,7 +50,14 @@ import (
 func main() {
 	level := flag.String("pod-security", "", "also check every pod against this Pod Security level (baseline or restricted)")
 	flag.Parse()
-	v := validator{decoder: serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()}
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, monitoringv1.AddToScheme} {
+		if err := add(scheme); err != nil {
+			fmt.Fprintln(os.Stderr, "kubestrict:", err)
+			os.Exit(2)
+		}
+	}
+	v := validator{decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()}
 	if *level != "" {
 		if err := v.enablePodSecurity(*level); err != nil {
 			fmt.Fprintln(os.Stderr, "kubestrict:", err)
@@ -77,35 +96,49 @@ func (v *validator) enablePodSecurity(level string) error {
 	return nil
 }
 
-// validateStream checks every document of r, reporting each one on out; it returns how many failed.
+// document is one manifest of the stream: its name for the report, the template it came from,
+// what it decoded to (nil if it did not) and the problems found.
+type document struct {
+	name, source string
+	obj          runtime.Object
+	errs         []error
+}
+
+// validateStream checks every document of r, then the references between them, reporting each
+// document on out; it returns how many failed.
 func (v *validator) validateStream(r io.Reader, out io.Writer) (int, error) {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
-	documents, failed := 0, 0
+	var docs []*document
 	for {
 		doc, err := reader.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return failed, err
+			return 0, err
 		}
 		if isEmpty(doc) {
 			continue
 		}
-		documents++
-		name, errs := v.validateDocument(doc)
-		if len(errs) == 0 {
-			fmt.Fprintf(out, "valid   %s\n", name)
+		d := &document{source: source(doc)}
+		d.name, d.obj, d.errs = v.validateDocument(doc)
+		docs = append(docs, d)
+	}
+	if len(docs) == 0 {
+		return 0, errors.New("no documents on stdin")
+	}
+	crossCheck(docs)
+	failed := 0
+	for _, d := range docs {
+		if len(d.errs) == 0 {
+			fmt.Fprintf(out, "valid   %s\n", d.name)
 			continue
 		}
 		failed++
-		fmt.Fprintf(out, "INVALID %s (%s)\n", name, source(doc))
-		for _, e := range errs {
+		fmt.Fprintf(out, "INVALID %s (%s)\n", d.name, d.source)
+		for _, e := range d.errs {
 			fmt.Fprintf(out, "  %v\n", e)
 		}
-	}
-	if documents == 0 {
-		return failed, errors.New("no documents on stdin")
 	}
 	return failed, nil
 }
@@ -131,18 +164,18 @@ func source(doc []byte) string {
 	return "no source comment"
 }
 
-func (v *validator) validateDocument(doc []byte) (string, []error) {
+func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []error) {
 	obj, gvk, err := v.decoder.Decode(bytes.TrimSpace(doc), nil, nil)
 	if err != nil {
 		name := "document"
 		if gvk != nil {
 			name = gvk.Kind
 		}
-		return name, []error{err}
+		return name, nil, []error{err}
 	}
 	meta, err := metaOf(obj)
 	if err != nil {
-		return gvk.Kind, []error{err}
+		return gvk.Kind, nil, []error{err}
 	}
 	name := gvk.Kind + " " + meta.Name
 	errs := validateMeta(meta)
@@ -163,8 +196,160 @@ func (v *validator) validateDocument(doc []byte) (string, []error) {
 		for i, p := range o.Spec.Ports {
 			errs = append(errs, validatePortName(p.Name, field.NewPath("spec", "ports").Index(i).Child("name"))...)
 		}
+	case *monitoringv1.ServiceMonitor:
+		errs = append(errs, validateServiceMonitor(o)...)
 	}
-	return name, errs
+	return name, obj, errs
+}
+
+// promDuration is the pattern of a Prometheus duration in the Prometheus Operator's CRDs
+// (monitoringv1.Duration, +kubebuilder:validation:Pattern), which the API server enforces.
+var promDuration = regexp.MustCompile(`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`)
+
+// validateServiceMonitor checks what the ServiceMonitor CRD's schema requires of the fields this
+// chart sets: a selector, endpoints naming a Service port, and well-formed durations.
+func validateServiceMonitor(sm *monitoringv1.ServiceMonitor) []error {
+	path := field.NewPath("spec")
+	var errs []error
+	if len(sm.Spec.Selector.MatchLabels) == 0 && len(sm.Spec.Selector.MatchExpressions) == 0 {
+		errs = append(errs, field.Required(path.Child("selector"), "an empty selector scrapes every Service of the namespace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(&sm.Spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), sm.Spec.Selector, err.Error()))
+	}
+	if len(sm.Spec.Endpoints) == 0 {
+		errs = append(errs, field.Required(path.Child("endpoints"), ""))
+	}
+	for i, e := range sm.Spec.Endpoints {
+		ep := path.Child("endpoints").Index(i)
+		if e.Port == "" {
+			errs = append(errs, field.Required(ep.Child("port"), "the name of a Service port"))
+		}
+		for _, d := range []struct {
+			name  string
+			value monitoringv1.Duration
+		}{{"interval", e.Interval}, {"scrapeTimeout", e.ScrapeTimeout}} {
+			if !promDuration.MatchString(string(d.value)) {
+				errs = append(errs, field.Invalid(ep.Child(d.name), string(d.value), "not a Prometheus duration such as 30s or 1m30s"))
+			}
+		}
+	}
+	return errs
+}
+
+// crossCheck adds to docs the problems of references between them: probe ports to container
+// ports, Service target ports to the ports of the pod templates they select, ServiceMonitors to
+// Services and their ports.
+func crossCheck(docs []*document) {
+	type podTemplate struct {
+		labels map[string]string
+		spec   *corev1.PodSpec
+	}
+	var templates []podTemplate
+	var services []*corev1.Service
+	for _, d := range docs {
+		switch o := d.obj.(type) {
+		case *appsv1.StatefulSet:
+			templates = append(templates, podTemplate{o.Spec.Template.Labels, &o.Spec.Template.Spec})
+			d.errs = append(d.errs, validateProbePorts(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))...)
+		case *corev1.Pod:
+			d.errs = append(d.errs, validateProbePorts(&o.Spec, field.NewPath("spec"))...)
+		case *corev1.Service:
+			services = append(services, o)
+		}
+	}
+	for _, d := range docs {
+		switch o := d.obj.(type) {
+		case *corev1.Service:
+			selector := labels.SelectorFromSet(o.Spec.Selector)
+			for i, p := range o.Spec.Ports {
+				if p.TargetPort.Type != intstr.String {
+					continue
+				}
+				for _, t := range templates {
+					if len(o.Spec.Selector) > 0 && selector.Matches(labels.Set(t.labels)) && !hasContainerPort(t.spec, p.TargetPort.StrVal) {
+						d.errs = append(d.errs, field.NotFound(field.NewPath("spec", "ports").Index(i).Child("targetPort"), p.TargetPort.StrVal))
+					}
+				}
+			}
+		case *monitoringv1.ServiceMonitor:
+			selector, err := metav1.LabelSelectorAsSelector(&o.Spec.Selector)
+			if err != nil || selector.Empty() {
+				continue // reported by validateServiceMonitor
+			}
+			var selected []*corev1.Service
+			for _, s := range services {
+				if selector.Matches(labels.Set(s.Labels)) {
+					selected = append(selected, s)
+				}
+			}
+			if len(selected) == 0 {
+				d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "selector"), o.Spec.Selector, "selects none of the Services rendered with it"))
+			}
+			for i, e := range o.Spec.Endpoints {
+				if e.Port == "" {
+					continue
+				}
+				for _, s := range selected {
+					if !hasServicePort(s, e.Port) {
+						d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "endpoints").Index(i).Child("port"), e.Port, "Service "+s.Name+" has no port of that name"))
+					}
+				}
+			}
+		}
+	}
+}
+
+// validateProbePorts checks that every probe naming a port names one of its container's ports:
+// the API server accepts any valid name, and the kubelet fails the probe at run time.
+func validateProbePorts(spec *corev1.PodSpec, path *field.Path) []error {
+	var errs []error
+	for i, c := range spec.Containers {
+		cp := path.Child("containers").Index(i)
+		named := map[string]bool{}
+		for _, p := range c.Ports {
+			named[p.Name] = true
+		}
+		for _, p := range []struct {
+			name  string
+			probe *corev1.Probe
+		}{{"livenessProbe", c.LivenessProbe}, {"readinessProbe", c.ReadinessProbe}, {"startupProbe", c.StartupProbe}} {
+			name, probe := p.name, p.probe
+			if probe == nil {
+				continue
+			}
+			var port *intstr.IntOrString
+			switch {
+			case probe.HTTPGet != nil:
+				port = &probe.HTTPGet.Port
+			case probe.TCPSocket != nil:
+				port = &probe.TCPSocket.Port
+			}
+			if port != nil && port.Type == intstr.String && !named[port.StrVal] {
+				errs = append(errs, field.NotFound(cp.Child(name, "port"), port.StrVal))
+			}
+		}
+	}
+	return errs
+}
+
+func hasContainerPort(spec *corev1.PodSpec, name string) bool {
+	for _, c := range spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasServicePort(s *corev1.Service, name string) bool {
+	for _, p := range s.Spec.Ports {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 func (v *validator) checkPodSecurity(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []error {
