@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/yaml"
+)
+
+// manifests are the objects of a rendered chart that decide how its StatefulSets' pods run.
+type manifests struct {
+	statefulSets []appsv1.StatefulSet
+	services     map[string]corev1.Service
+	configMaps   map[string]corev1.ConfigMap
+	// ignored names the other objects ("Kind/name"), which no pod depends on here.
+	ignored []string
+}
+
+// readManifests decodes a multi-document YAML stream such as `helm template` prints, strictly:
+// a field the Kubernetes API types do not have is an error.
+func readManifests(r io.Reader) (*manifests, error) {
+	m := &manifests{services: map[string]corev1.Service{}, configMaps: map[string]corev1.ConfigMap{}}
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return m, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the manifests: %w", err)
+		}
+		var object struct {
+			metav1.TypeMeta `json:",inline"`
+			Metadata        metav1.ObjectMeta `json:"metadata"`
+		}
+		if err := yaml.Unmarshal(doc, &object); err != nil {
+			return nil, fmt.Errorf("decoding a manifest: %w", err)
+		}
+		kind := object.APIVersion + "/" + object.Kind
+		switch kind {
+		case "/":
+			continue // an empty document
+		case "apps/v1/StatefulSet":
+			var set appsv1.StatefulSet
+			err = yaml.UnmarshalStrict(doc, &set)
+			m.statefulSets = append(m.statefulSets, set)
+		case "v1/Service":
+			var service corev1.Service
+			err = yaml.UnmarshalStrict(doc, &service)
+			m.services[service.Name] = service
+		case "v1/ConfigMap":
+			var configMap corev1.ConfigMap
+			err = yaml.UnmarshalStrict(doc, &configMap)
+			m.configMaps[configMap.Name] = configMap
+		default:
+			m.ignored = append(m.ignored, object.Kind+"/"+object.Metadata.Name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decoding %s %s: %w", kind, object.Metadata.Name, err)
+		}
+	}
+}
