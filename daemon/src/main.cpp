@@ -1,6 +1,7 @@
 #include <Poco/Exception.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -36,6 +37,8 @@ void printUsage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer that vanishes mid-send is an error to handle, not a reason to die.
+  std::signal(SIGPIPE, SIG_IGN);
   std::vector<std::string> args(argv + 1, argv + argc);
   bool help = std::any_of(args.begin(), args.end(),
                           [](const std::string& a) { return a == "--help" || a == "-h"; });

@@ -30,6 +30,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
                         observe::Metrics& metrics) {
   ps::PsService service(settings, placement.index, placement.listenPort, metrics);
+  addTerminationHook([&service] { service.checkpoint(); });
   idleUntilTerminated();
 }
 

@@ -47,6 +47,15 @@ double parseDouble(const std::string& text, double minExclusive, double max) {
   return value;
 }
 
+double parseNonNegative(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0' || !(value >= 0) || !(value <= 86400)) {
+    throw InvalidValue{"a number of seconds from 0 to 86400"};
+  }
+  return value;
+}
+
 bool parseBool(const std::string& text) {
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
@@ -122,6 +131,16 @@ const std::vector<Key>& keys() {
       {"peerTimeoutSeconds",
        [](Config& c, const std::string& v) { c.peerTimeoutSeconds = parseDouble(v, 0, 86400); },
        "how long to wait for a peer before giving up"},
+      {"idleTimeoutSeconds",
+       [](Config& c, const std::string& v) { c.idleTimeoutSeconds = parseDouble(v, 0, 86400); },
+       "a connection silent this long is closed"},
+      {"authKeyFile", [](Config& c, const std::string& v) { c.authKeyFile = v; },
+       "file with the shared key every connection must prove (empty: no authentication)"},
+      {"checkpointDir", [](Config& c, const std::string& v) { c.checkpointDir = v; },
+       "where a ps keeps its checkpoint and a worker its completion record (default: logDir)"},
+      {"checkpointEverySeconds",
+       [](Config& c, const std::string& v) { c.checkpointEverySeconds = parseNonNegative(v); },
+       "seconds between ps checkpoints (0: only at the end and on SIGTERM)"},
       {"dataDir", [](Config& c, const std::string& v) { c.dataDir = nonEmpty(v); },
        "directory with the MNIST IDX files"},
       {"logDir", [](Config& c, const std::string& v) { c.logDir = nonEmpty(v); },
@@ -384,6 +403,7 @@ Config load(const Sources& sources) {
                         "): expected " + invalid.allowed);
     }
   }
+  if (config.checkpointDir.empty()) config.checkpointDir = config.logDir;
   if (!config.psHosts.empty() && int(config.psHosts.size()) != config.ps) {
     throw ConfigError("psHosts lists " + std::to_string(config.psHosts.size()) +
                       " hosts but ps = " + std::to_string(config.ps) + ": they must agree");

@@ -34,7 +34,12 @@ void Connection::send(MessageType type, const std::vector<std::uint8_t>& fields,
   // sendBytes may write part of the vector; advance through the buffers until all is out.
   size_t remaining = header.size() + length;
   while (remaining > 0) {
-    auto sent = static_cast<size_t>(socket_.sendBytes(buffers));
+    size_t sent = 0;
+    try {
+      sent = static_cast<size_t>(socket_.sendBytes(buffers));
+    } catch (const Poco::Exception& e) {
+      throw PeerError("sending to " + peerName_ + " failed: " + e.displayText());
+    }
     if (sent == 0) throw PeerError("connection to " + peerName_ + " closed while sending");
     remaining -= sent;
     if (traffic_) traffic_->sent.fetch_add(sent, std::memory_order_relaxed);
@@ -62,7 +67,14 @@ void Connection::receiveExactly(void* destination, size_t bytes) {
   auto* at = static_cast<char*>(destination);
   while (bytes > 0) {
     int chunk = static_cast<int>(std::min<size_t>(bytes, 1 << 30));
-    int got = socket_.receiveBytes(at, chunk);
+    int got = 0;
+    try {
+      got = socket_.receiveBytes(at, chunk);
+    } catch (const Poco::TimeoutException&) {
+      throw PeerError("no data from " + peerName_ + " within the idle timeout");
+    } catch (const Poco::Exception& e) {
+      throw PeerError("receiving from " + peerName_ + " failed: " + e.displayText());
+    }
     if (got <= 0) throw PeerError("connection to " + peerName_ + " closed by the peer");
     at += got;
     bytes -= static_cast<size_t>(got);

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/net/bytes.hpp"
+#include "pstrain/common/bytes.hpp"
 
 namespace pstrain::net {
 namespace {

@@ -30,6 +30,19 @@ void Adam::apply(float* params, const float* gradient) {
   }
 }
 
+void Adam::save(ByteWriter& out) const {
+  out.put(beta1Power_).put(beta2Power_);
+  out.putFloats(firstMoment_.data(), firstMoment_.size());
+  out.putFloats(secondMoment_.data(), secondMoment_.size());
+}
+
+void Adam::restore(ByteReader& in) {
+  beta1Power_ = in.get<double>();
+  beta2Power_ = in.get<double>();
+  in.getFloats(firstMoment_.data(), firstMoment_.size());
+  in.getFloats(secondMoment_.data(), secondMoment_.size());
+}
+
 std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,
                                          double learningRate) {
   if (kind == config::OptimizerKind::kSgd) return std::make_unique<Sgd>(size, float(learningRate));

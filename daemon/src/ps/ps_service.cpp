@@ -1,7 +1,13 @@
 #include "pstrain/ps/ps_service.hpp"
 
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
 #include <optional>
 
+#include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/bytes.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
@@ -18,6 +24,8 @@ Shard makeShard(const config::Config& config, const ShardRange& range) {
                std::uint64_t(config.trainSteps), config.sync ? config.workers : 0);
 }
 
+constexpr std::uint64_t kCheckpointMagic = 0x31544b4352545350;  // "PSTRCKT1"
+
 }  // namespace
 
 PsService::PsService(const config::Config& config, int index, int listenPort,
@@ -28,7 +36,9 @@ PsService::PsService(const config::Config& config, int index, int listenPort,
       runId_(config::runFingerprint(config)),
       parameterCount_(model::Layout::mnist(config.hiddenUnits).parameterCount()),
       range_(shardRange(parameterCount_, config.ps, index)),
-      shard_(makeShard(config, range_)) {
+      shard_(makeShard(config, range_)),
+      checkpointPath_(config.checkpointDir + "/checkpoint.bin") {
+  restoreCheckpoint();
   auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kPush) +
                                   range_.count * sizeof(float));
   // One connection per worker, plus room for status queries and reconnects.
@@ -37,13 +47,84 @@ PsService::PsService(const config::Config& config, int index, int listenPort,
       "ps", listenPort, maxPayload, maxConnections,
       [this](net::Connection& connection) { serve(connection); }, &metrics_.traffic,
       &metrics_.rejectedConnections);
-  metrics_.setState(observe::State::kTraining);
+  metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
+  checkpointer_ = std::thread([this] { checkpointPeriodically(); });
   log::logger("ps")->info(
       "PS {}: serving parameters [{}, {}) of {} on port {} ({}, {}, {} train steps, {} workers)",
       index_, range_.offset, range_.offset + range_.count, parameterCount_, port(),
       config.sync ? "sync" : "async",
       config.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd", config.trainSteps,
       config.workers);
+}
+
+PsService::~PsService() {
+  {
+    std::lock_guard<std::mutex> lock(stopMutex_);
+    stopping_ = true;
+  }
+  stopRequested_.notify_all();
+  checkpointer_.join();
+}
+
+void PsService::restoreCheckpoint() {
+  std::ifstream file(checkpointPath_, std::ios::binary);
+  if (!file) return;
+  auto logger = log::logger("ps");
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                  std::istreambuf_iterator<char>());
+  try {
+    ByteReader in(bytes.data(), bytes.size());
+    if (in.get<std::uint64_t>() != kCheckpointMagic) throw ProtocolError("not a ps checkpoint");
+    auto runId = in.get<std::uint64_t>();
+    if (runId != runId_) {
+      logger->info("PS {}: {} belongs to another run ({}); starting run {}", index_,
+                   checkpointPath_, runId, runId_);
+      return;
+    }
+    auto offset = in.get<std::uint64_t>();
+    if (offset != range_.offset) throw ProtocolError("it holds another shard");
+    shard_.restore(std::vector<std::uint8_t>(bytes.begin() + 16 + 8, bytes.end()));
+  } catch (const ProtocolError& e) {
+    throw IoError("checkpoint " + checkpointPath_ + " cannot be restored (" + e.what() +
+                  "); move it away to start this run over");
+  }
+  auto state = shard_.state();
+  checkpointedStep_ = state.globalStep;
+  // Training was under way: the chief has been here before.
+  chiefJoined_ = state.globalStep > 0;
+  startTime_ = std::chrono::steady_clock::now();
+  metrics_.recordStep(state.globalStep, std::numeric_limits<float>::quiet_NaN());
+  logger->info("PS {}: restored {} at global step {}{}", index_, checkpointPath_,
+               state.globalStep, state.done ? ": the run has completed, training stays done" : "");
+}
+
+void PsService::checkpoint() {
+  std::lock_guard<std::mutex> lock(checkpointMutex_);
+  auto shardBytes = shard_.serialize();
+  std::uint64_t step = 0;
+  std::memcpy(&step, shardBytes.data(), sizeof step);
+  if (step == checkpointedStep_) return;
+  std::vector<std::uint8_t> bytes;
+  ByteWriter(bytes).put(kCheckpointMagic).put(runId_).put(std::uint64_t(range_.offset));
+  bytes.insert(bytes.end(), shardBytes.begin(), shardBytes.end());
+  std::filesystem::create_directories(config_.checkpointDir);
+  writeFileAtomically(checkpointPath_, std::string(bytes.begin(), bytes.end()));
+  checkpointedStep_ = step;
+  log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", index_, step,
+                          checkpointPath_);
+}
+
+void PsService::checkpointPeriodically() {
+  if (config_.checkpointEverySeconds <= 0) return;
+  const auto period = std::chrono::duration<double>(config_.checkpointEverySeconds);
+  std::unique_lock<std::mutex> lock(stopMutex_);
+  while (!stopRequested_.wait_for(lock, period, [this] { return stopping_; })) {
+    try {
+      checkpoint();
+    } catch (const IoError& e) {
+      log::logger("ps")->error("PS {}: {}", index_, e.what());
+    }
+  }
 }
 
 std::uint64_t PsService::globalStep() const { return shard_.state().globalStep; }
@@ -145,6 +226,7 @@ void PsService::logStep(const Shard::StepResult& result, std::uint64_t localStep
     logger->info("Training ends @ {:.6f}", unixTime());
     logger->info("Training elapsed time: {:.6f} s", secondsSince(startTime_));
     metrics_.setState(observe::State::kCompleted);
+    checkpoint();
     log::flush();
   }
 }

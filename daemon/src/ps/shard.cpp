@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "pstrain/common/bytes.hpp"
+
 namespace pstrain::ps {
 
 ShardRange shardRange(size_t parameterCount, int shards, int index) {
@@ -62,6 +64,26 @@ Shard::StepResult Shard::read(float* out) const {
 Shard::StepResult Shard::state() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return resultLocked(false, false);
+}
+
+std::vector<std::uint8_t> Shard::serialize() const {
+  std::vector<std::uint8_t> bytes;
+  ByteWriter out(bytes);
+  std::lock_guard<std::mutex> lock(mutex_);
+  out.put(globalStep_).put(std::uint64_t(params_.size())).putFloats(params_.data(), params_.size());
+  optimizer_->save(out);
+  return bytes;
+}
+
+void Shard::restore(const std::vector<std::uint8_t>& bytes) {
+  ByteReader in(bytes.data(), bytes.size());
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto step = in.get<std::uint64_t>();
+  if (in.get<std::uint64_t>() != params_.size()) throw ProtocolError("shard size differs");
+  in.getFloats(params_.data(), params_.size());
+  optimizer_->restore(in);
+  in.expectEnd();
+  globalStep_ = step;
 }
 
 }  // namespace pstrain::ps

@@ -28,10 +28,14 @@ struct Config {
   std::string clusterDomain;
   std::vector<std::string> psHosts;
   double peerTimeoutSeconds = 300;
+  double idleTimeoutSeconds = 120;
+  std::string authKeyFile;
 
   std::string dataDir = "/usr/share/pstrain/data";
   std::string logDir = "/tmp/mnist-log";
   bool logToStdout = true;
+  std::string checkpointDir;  // empty: the log dir
+  double checkpointEverySeconds = 30;
 
   std::int64_t trainSteps = 1000;
   int batchSize = 100;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "pstrain/common/bytes.hpp"
 #include "pstrain/config/config.hpp"
 
 namespace pstrain::ps {
@@ -15,12 +16,17 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
   virtual void apply(float* params, const float* gradient) = 0;
+  // The optimizer's state, for checkpoints; restore() takes what save() wrote.
+  virtual void save(ByteWriter& out) const = 0;
+  virtual void restore(ByteReader& in) = 0;
 };
 
 class Sgd : public Optimizer {
  public:
   Sgd(size_t size, float learningRate) : size_(size), learningRate_(learningRate) {}
   void apply(float* params, const float* gradient) override;
+  void save(ByteWriter&) const override {}
+  void restore(ByteReader&) override {}
 
  private:
   size_t size_;
@@ -32,6 +38,8 @@ class Adam : public Optimizer {
  public:
   Adam(size_t size, float learningRate);
   void apply(float* params, const float* gradient) override;
+  void save(ByteWriter& out) const override;
+  void restore(ByteReader& in) override;
 
  private:
   float learningRate_;

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/frame_server.hpp"
@@ -21,12 +23,21 @@ class PsService {
   // Reports its progress, traffic and rejected connections in `metrics`.
   PsService(const config::Config& config, int index, int listenPort, observe::Metrics& metrics);
 
+  ~PsService();
+
   int port() const { return server_->port(); }
   std::uint64_t globalStep() const;
+
+  // Writes the shard, its optimizer state and the global step to <checkpointDir>/checkpoint.bin
+  // (temporary file, fsync, rename). Runs every checkpointEverySeconds, at the end of training
+  // and on SIGTERM; a ps that starts again restores it, if it belongs to the same run.
+  void checkpoint();
 
  private:
   void serve(net::Connection& connection);
   void awaitChief(std::uint32_t worker, const std::string& peer);
+  void restoreCheckpoint();
+  void checkpointPeriodically();
   void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
                std::uint32_t worker);
 
@@ -44,6 +55,13 @@ class PsService {
   bool chiefJoined_ = false;
   std::vector<std::string> workersSeen_;
   std::chrono::steady_clock::time_point startTime_;
+  const std::string checkpointPath_;
+  std::mutex checkpointMutex_;  // one writer of the file at a time
+  std::uint64_t checkpointedStep_ = UINT64_MAX;
+  std::mutex stopMutex_;
+  std::condition_variable stopRequested_;
+  bool stopping_ = false;
+  std::thread checkpointer_;
   std::unique_ptr<net::FrameServer> server_;
 };
 

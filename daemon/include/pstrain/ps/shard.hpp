@@ -49,6 +49,11 @@ class Shard {
 
   StepResult state() const;
 
+  // The global step, parameters and optimizer state, for a checkpoint; restore() takes what
+  // serialize() wrote for a shard of the same size and optimizer (else ProtocolError).
+  std::vector<std::uint8_t> serialize() const;
+  void restore(const std::vector<std::uint8_t>& bytes);
+
  private:
   StepResult resultLocked(bool applied, bool advanced) const;
 

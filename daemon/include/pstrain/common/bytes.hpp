@@ -8,7 +8,7 @@
 
 #include "pstrain/common/error.hpp"
 
-namespace pstrain::net {
+namespace pstrain {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "the wire format is little-endian and copied as is");
@@ -24,6 +24,13 @@ class ByteWriter {
     auto at = out_.size();
     out_.resize(at + sizeof(T));
     std::memcpy(out_.data() + at, &value, sizeof(T));
+    return *this;
+  }
+
+  ByteWriter& putFloats(const float* values, size_t count) {
+    auto at = out_.size();
+    out_.resize(at + count * sizeof(float));
+    std::memcpy(out_.data() + at, values, count * sizeof(float));
     return *this;
   }
 
@@ -51,6 +58,12 @@ class ByteReader {
     return value;
   }
 
+  void getFloats(float* values, size_t count) {
+    need(count * sizeof(float));
+    std::memcpy(values, data_ + at_, count * sizeof(float));
+    at_ += count * sizeof(float);
+  }
+
   std::string rest() {
     std::string text(reinterpret_cast<const char*>(data_) + at_, size_ - at_);
     at_ = size_;
@@ -73,4 +86,4 @@ class ByteReader {
   size_t at_ = 0;
 };
 
-}  // namespace pstrain::net
+}  // namespace pstrain
