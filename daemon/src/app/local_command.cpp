@@ -2,7 +2,9 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -83,10 +85,24 @@ class ProgressReporter {
   std::chrono::steady_clock::time_point next_{};
 };
 
+// One child process of the cluster: a ps or a worker, with the command line that starts it.
 struct Child {
   std::string name;  // "ps-0", "worker-1": also its log dir under logDir
+  std::vector<std::string> argv;
+  std::string dir;
   std::unique_ptr<ChildProcess> process;
+  int restarts = 0;
+
+  void start() { process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log"); }
 };
+
+// As a StatefulSet would, a child that dies is started again with the same role, index, ports
+// and log dir; one that reports a configuration or data error would only fail again.
+constexpr int kMaxRestarts = 10;
+
+bool worthRestarting(int status, int restarts) {
+  return status != kExitConfig && status != kExitData && restarts < kMaxRestarts;
+}
 
 // The children, shared with the signal thread so that Ctrl-C stops them too.
 std::mutex childrenMutex;
@@ -95,6 +111,118 @@ std::vector<Child>* runningChildren = nullptr;
 void stopAll(std::vector<Child>& children) {
   for (auto& child : children) ::kill(child.process->pid(), SIGTERM);
   for (auto& child : children) child.process->stop(std::chrono::milliseconds(5000));
+}
+
+// Starts the children and lets the signal thread see them; stops them when it goes out of scope.
+class RunningChildren {
+ public:
+  explicit RunningChildren(std::vector<Child>& children) : children_(children) {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    for (auto& child : children_) {
+      fs::create_directories(child.dir);
+      child.start();
+    }
+    runningChildren = &children_;
+  }
+
+  ~RunningChildren() {
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    runningChildren = nullptr;
+    stopAll(children_);
+  }
+
+  RunningChildren(const RunningChildren&) = delete;
+  RunningChildren& operator=(const RunningChildren&) = delete;
+
+ private:
+  std::vector<Child>& children_;
+};
+
+// Every ps and worker as a child process on loopback, each with its own ports and log dir.
+std::vector<Child> planChildren(const std::string& self, const std::vector<std::string>& args,
+                                const config::Config& settings) {
+  // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i].
+  const int childCount = settings.ps + settings.workers;
+  auto ports = net::freeLoopbackPorts(2 * childCount);
+  std::string psHosts;
+  for (int i = 0; i < settings.ps; ++i) {
+    psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
+  }
+  std::vector<Child> children;
+  for (int i = 0; i < childCount; ++i) {
+    bool isPs = i < settings.ps;
+    int index = isPs ? i : i - settings.ps;
+    std::string role = isPs ? "ps" : "worker";
+    std::string name = role + "-" + std::to_string(index);
+    std::string dir = settings.logDir + "/" + name;
+    // The user's flags first, then this process's placement: for a repeated flag the last wins.
+    std::vector<std::string> argv{self, "run"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
+                                       "--ps-hosts", psHosts,
+                                       isPs ? std::string("--ps-port") : "--worker-port",
+                                       std::to_string(ports[size_t(i)]), "--http-port",
+                                       std::to_string(ports[size_t(childCount + i)]),
+                                       "--log-dir", dir, "--log-to-stdout", "false"};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    children.push_back(Child{name, argv, dir, nullptr});
+  }
+  return children;
+}
+
+int httpPortOf(const Child& child) {
+  auto flag = std::find(child.argv.begin(), child.argv.end(), "--http-port");
+  return std::stoi(*(flag + 1));
+}
+
+// Worker 0's result of this run, if it has written one.
+std::optional<Summary> resultOfRun(const std::string& path, const std::string& runId) {
+  if (!fs::exists(path)) return std::nullopt;
+  auto summary = summaryFromJson(readFile(path));
+  if (summary.runId != runId) return std::nullopt;
+  return summary;
+}
+
+// Waits for worker 0's result, restarting children that die; throws ExitError when one cannot
+// be kept running.
+Summary awaitResult(std::vector<Child>& children, const std::string& resultPath,
+                    const std::string& runId) {
+  auto logger = log::logger("local");
+  ProgressReporter progress(httpPortOf(*std::find_if(
+      children.begin(), children.end(), [](const Child& c) { return c.name == "worker-0"; })));
+  for (;;) {
+    if (auto summary = resultOfRun(resultPath, runId)) {
+      progress.finish();
+      return *summary;
+    }
+    for (auto& child : children) {
+      auto status = child.process->poll();
+      if (!status) continue;
+      std::string what = child.name + " exited with status " + std::to_string(*status);
+      if (!worthRestarting(*status, child.restarts)) {
+        progress.finish();
+        throw ExitError(what + ": " + lastLine(child.dir + "/stderr.log"),
+                        *status == 0 ? kExitFailure : *status);
+      }
+      logger->warn("{}; starting it again (restart {})", what, ++child.restarts);
+      std::lock_guard<std::mutex> lock(childrenMutex);
+      child.start();
+    }
+    progress.update();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+void report(const Summary& summary, const config::Config& settings,
+            const std::vector<Child>& children, const std::string& summaryPath) {
+  auto logger = log::logger("local");
+  logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
+  if (!summaryPath.empty()) writeSummary(summary, summaryPath);
+  std::vector<std::string> logs;
+  for (const auto& child : children) logs.push_back(child.dir + "/deploy.log");
+  const std::string curvePath = settings.logDir + "/curve.svg";
+  writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(logs)));
+  logger->info("training curve: {}", curvePath);
 }
 
 }  // namespace
@@ -107,90 +235,37 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   data::findMnistFiles(settings.dataDir);  // a missing data set is reported once, here
   log::initConsole();
   auto logger = log::logger("local");
+  const auto runId = std::to_string(config::runFingerprint(settings));
+  const std::string resultPath = settings.logDir + "/worker-0/result.json";
+  auto children = planChildren(self, args, settings);
 
-  // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i].
-  const int childCount = settings.ps + settings.workers;
-  auto ports = net::freeLoopbackPorts(2 * childCount);
-  std::string psHosts;
-  for (int i = 0; i < settings.ps; ++i) {
-    psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
+  // The log dir is the cluster's state, as a StatefulSet's volumes are: the same command again
+  // resumes the run from its checkpoints, or reports it if it has completed.
+  if (auto done = resultOfRun(resultPath, runId)) {
+    logger->info("run {} has completed already in {}; change a setting or the log dir to train "
+                 "another", runId, settings.logDir);
+    report(*done, settings, children, summaryPath);
+    return kExitOk;
   }
 
   // The workers share this machine: each gets its part of the CPUs for its BLAS threads
   // (inherited by the children; a value the user set is kept).
   auto blasThreads = std::to_string(std::max(1, cpuLimit() / settings.workers));
   ::setenv("OPENBLAS_NUM_THREADS", blasThreads.c_str(), 0);
-
-  std::vector<Child> children;
   handleTerminationSignals([](int signal) {
     std::lock_guard<std::mutex> lock(childrenMutex);
     if (runningChildren) stopAll(*runningChildren);
     return 128 + signal;
   });
+  Summary summary;
   {
-    std::lock_guard<std::mutex> lock(childrenMutex);
-    for (int i = 0; i < childCount; ++i) {
-      bool isPs = i < settings.ps;
-      int index = isPs ? i : i - settings.ps;
-      std::string role = isPs ? "ps" : "worker";
-      std::string name = role + "-" + std::to_string(index);
-      std::string dir = settings.logDir + "/" + name;
-      fs::create_directories(dir);
-      for (const char* stale : {"deploy.log", "result.json", "model.bin"}) fs::remove(dir + "/" + stale);
-      // The user's flags first, then this process's placement: for a repeated flag the last wins.
-      std::vector<std::string> argv{self, "run"};
-      argv.insert(argv.end(), args.begin(), args.end());
-      std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
-                                         "--ps-hosts", psHosts,
-                                         isPs ? std::string("--ps-port") : "--worker-port",
-                                         std::to_string(ports[size_t(i)]), "--http-port",
-                                         std::to_string(ports[size_t(childCount + i)]),
-                                         "--log-dir", dir,
-                                         "--log-to-stdout", "false"};
-      argv.insert(argv.end(), placement.begin(), placement.end());
-      children.push_back(
-          Child{name, std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log")});
-    }
-    runningChildren = &children;
+    RunningChildren running(children);
+    logger->info("started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log",
+                 settings.ps, settings.workers, settings.logDir);
+    summary = awaitResult(children, resultPath, runId);
   }
-  logger->info("started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log",
-               settings.ps, settings.workers, settings.logDir);
-
-  const std::string resultPath = settings.logDir + "/worker-0/result.json";
-  ProgressReporter progress(ports[size_t(childCount + settings.ps)]);
-  int failure = 0;
-  std::string failureText;
-  while (!fs::exists(resultPath)) {
-    for (auto& child : children) {
-      if (auto status = child.process->poll()) {
-        failure = *status == 0 ? kExitFailure : *status;
-        failureText = child.name + " exited with status " + std::to_string(*status) + ": " +
-                      lastLine(settings.logDir + "/" + child.name + "/stderr.log");
-        break;
-      }
-    }
-    if (failure) break;
-    progress.update();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  progress.finish();
-  {
-    std::lock_guard<std::mutex> lock(childrenMutex);
-    runningChildren = nullptr;
-    stopAll(children);
-  }
-  if (failure) throw ExitError(failureText, failure);
-
-  auto summary = summaryFromJson(readFile(resultPath));
   summary.elapsedSeconds = secondsSince(start);
-  logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
-  if (!summaryPath.empty()) writeSummary(summary, summaryPath);
-
-  std::vector<std::string> logs;
-  for (const auto& child : children) logs.push_back(settings.logDir + "/" + child.name + "/deploy.log");
-  const std::string curvePath = settings.logDir + "/curve.svg";
-  writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(logs)));
-  logger->info("training curve: {}", curvePath);
+  report(summary, settings, children, summaryPath);
   return kExitOk;
 }
 

@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <csignal>
+#include <limits>
 
 #include "pstrain/app/commands.hpp"
+#include "pstrain/app/completion_record.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/cluster/placement.hpp"
@@ -39,6 +41,14 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
   const bool chief = placement.index == 0;
+  const auto runId = config::runFingerprint(settings);
+  if (auto step = completedGlobalStep(settings.checkpointDir, runId)) {
+    logger->info("Worker {}: run {} completed already at global step {}; not training it again",
+                 placement.index, runId, *step);
+    metrics.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
+    metrics.setState(observe::State::kCompleted);
+    idleUntilTerminated();
+  }
   auto files = data::findMnistFiles(settings.dataDir);
   auto train = data::loadTrainingSlice(files, placement.index, settings.workers);
   std::optional<data::Examples> test;
@@ -51,7 +61,10 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
   worker::Trainer trainer(settings, placement, metrics);
   // The worker port answers status queries, so peers and operators can see where it stands.
   net::FrameServer statusServer(
-      "worker", placement.listenPort, 64, 8, [&](net::Connection& connection) {
+      net::FrameServer::Options{"worker", placement.listenPort, 0, 8,
+                                settings.idleTimeoutSeconds, &metrics.traffic,
+                                &metrics.rejectedConnections},
+      [&](net::Connection& connection) {
         for (;;) {
           connection.receiveExpected(net::MessageType::kStatus);
           connection.send(net::MessageType::kStatusReply,
@@ -74,9 +87,11 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
     summary.elapsedSeconds = secondsSince(start);
     summary.ps = settings.ps;
     summary.workers = settings.workers;
+    summary.runId = std::to_string(runId);
     writeSummary(summary, settings.logDir + "/result.json");
     logger->info("Worker 0: model written to {}/model.bin; {}", settings.logDir, describe(summary));
   }
+  recordCompletion(settings.checkpointDir, runId, result.globalStep);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
   idleUntilTerminated();

@@ -18,6 +18,7 @@ Poco::JSON::Object toJson(const Summary& s) {
   json.set("global_steps_per_s", s.globalStepsPerSecond());
   json.set("ps", s.ps);
   json.set("workers", s.workers);
+  json.set("run_id", s.runId);
   return json;
 }
 
@@ -31,6 +32,7 @@ Summary summaryFromJson(const std::string& text) {
     s.trainingElapsedSeconds = json->getValue<double>("training_elapsed_s");
     s.ps = json->getValue<int>("ps");
     s.workers = json->getValue<int>("workers");
+    s.runId = json->optValue<std::string>("run_id", "");
     return s;
   } catch (const Poco::Exception& e) {
     throw IoError("cannot read a training summary: " + e.displayText());

@@ -13,11 +13,8 @@ namespace {
 
 // What every session of one server shares; lives as long as the server.
 struct Shared {
-  std::string name;
-  std::uint32_t maxPayload;
+  FrameServer::Options options;
   FrameServer::Serve serve;
-  TrafficCounters* traffic;
-  std::atomic<std::uint64_t>* rejected;
 };
 
 class Session : public Poco::Net::TCPServerConnection {
@@ -26,15 +23,20 @@ class Session : public Poco::Net::TCPServerConnection {
       : TCPServerConnection(socket), shared_(shared) {}
 
   void run() override {
-    auto logger = log::logger(shared_.name);
+    const auto& options = shared_.options;
+    auto logger = log::logger(options.name);
     std::string peer = "unknown peer";
     try {
-      Connection connection(socket(), shared_.maxPayload, shared_.traffic);
+      if (options.idleTimeoutSeconds > 0) {
+        socket().setReceiveTimeout(
+            Poco::Timespan(Poco::Timespan::TimeDiff(options.idleTimeoutSeconds * 1e6)));
+      }
+      Connection connection(socket(), options.maxPayload, options.traffic);
       peer = connection.peerName();
       try {
         shared_.serve(connection);
       } catch (const ProtocolError& e) {
-        if (shared_.rejected) ++*shared_.rejected;
+        if (options.rejected) ++*options.rejected;
         // Tell a confused peer why before closing; it may not be listening any more.
         logger->warn("closing connection from {}: {}", peer, e.what());
         connection.sendError(e.what());
@@ -67,23 +69,21 @@ class SessionFactory : public Poco::Net::TCPServerConnectionFactory {
 
 }  // namespace
 
-FrameServer::FrameServer(const std::string& name, int port, std::uint32_t maxPayload,
-                         int maxConnections, Serve serve, TrafficCounters* traffic,
-                         std::atomic<std::uint64_t>* rejected)
-    : pool_(2, maxConnections) {
+FrameServer::FrameServer(Options options, Serve serve) : pool_(2, options.maxConnections) {
   Poco::Net::ServerSocket socket;
   try {
-    socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(port)), true);
+    socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(options.port)),
+                true);
     socket.listen(64);
   } catch (const Poco::Exception& e) {
-    throw IoError("cannot listen on port " + std::to_string(port) + ": " + e.displayText());
+    throw IoError("cannot listen on port " + std::to_string(options.port) + ": " +
+                  e.displayText());
   }
   auto params = new Poco::Net::TCPServerParams;
-  params->setMaxThreads(maxConnections);
+  params->setMaxThreads(options.maxConnections);
   params->setMaxQueued(64);
   server_ = std::make_unique<Poco::Net::TCPServer>(
-      new SessionFactory(Shared{name, maxPayload, std::move(serve), traffic, rejected}), pool_,
-      socket, params);
+      new SessionFactory(Shared{std::move(options), std::move(serve)}), pool_, socket, params);
   server_->start();
 }
 

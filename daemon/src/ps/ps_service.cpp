@@ -44,9 +44,10 @@ PsService::PsService(const config::Config& config, int index, int listenPort,
   // One connection per worker, plus room for status queries and reconnects.
   int maxConnections = config.workers + 8;
   server_ = std::make_unique<net::FrameServer>(
-      "ps", listenPort, maxPayload, maxConnections,
-      [this](net::Connection& connection) { serve(connection); }, &metrics_.traffic,
-      &metrics_.rejectedConnections);
+      net::FrameServer::Options{"ps", listenPort, maxPayload, maxConnections,
+                                config.idleTimeoutSeconds, &metrics_.traffic,
+                                &metrics_.rejectedConnections},
+      [this](net::Connection& connection) { serve(connection); });
   metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
   checkpointer_ = std::thread([this] { checkpointPeriodically(); });
   log::logger("ps")->info(

@@ -3,6 +3,8 @@
 #include <chrono>
 #include <limits>
 
+#include <Poco/Timespan.h>
+
 #include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -20,34 +22,55 @@ Trainer::Trainer(const config::Config& config, const cluster::Placement& placeme
       gradient_(layout_.parameterCount()),
       metrics_(metrics) {}
 
-void Trainer::connect() {
-  auto logger = log::logger("worker");
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                      std::chrono::duration<double>(config_.peerTimeoutSeconds));
+namespace {
+
+std::chrono::steady_clock::duration seconds(double value) {
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(value));
+}
+
+Poco::Timespan timespan(double seconds) {
+  return Poco::Timespan(Poco::Timespan::TimeDiff(seconds * 1e6));
+}
+
+}  // namespace
+
+Trainer::PsLink Trainer::open(const cluster::Endpoint& endpoint) {
   auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
                                   params_.size() * sizeof(float));
-  net::Hello hello{config::Role::kWorker, std::uint32_t(placement_.index),
-                   layout_.parameterCount(), config::runFingerprint(config_)};
+  auto deadline = std::chrono::steady_clock::now() + seconds(config_.peerTimeoutSeconds);
+  net::Connection connection(cluster::connectWithRetry(endpoint, deadline), maxPayload,
+                             &metrics_.traffic);
+  // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
+  connection.socket().setReceiveTimeout(timespan(config_.peerTimeoutSeconds));
+  connection.send(net::MessageType::kHello,
+                  net::encode(net::Hello{config::Role::kWorker, std::uint32_t(placement_.index),
+                                         layout_.parameterCount(),
+                                         config::runFingerprint(config_)}));
+  auto welcome = net::decodeWelcome(connection.receiveExpected(net::MessageType::kWelcome));
+  connection.socket().setReceiveTimeout(timespan(config_.idleTimeoutSeconds));
+  return PsLink{endpoint, std::move(connection), welcome, welcome.globalStep, false};
+}
+
+void Trainer::connect() {
+  auto logger = log::logger("worker");
   size_t covered = 0;
   std::vector<std::string> peers;
   for (const auto& endpoint : placement_.ps) {
-    net::Connection connection(cluster::connectWithRetry(endpoint, deadline), maxPayload,
-                               &metrics_.traffic);
-    connection.send(net::MessageType::kHello, net::encode(hello));
-    auto welcome = net::decodeWelcome(connection.receiveExpected(net::MessageType::kWelcome));
+    auto link = open(endpoint);
+    const auto& shard = link.shard;
     // The shards must tile the parameter vector in ps order; anything else is a misconfiguration.
-    if (welcome.offset != covered || welcome.offset + welcome.count > params_.size()) {
+    if (shard.offset != covered || shard.offset + shard.count > params_.size()) {
       throw PeerError("ps " + endpoint.toString() + " serves parameters [" +
-                      std::to_string(welcome.offset) + ", " +
-                      std::to_string(welcome.offset + welcome.count) + "), expected to start at " +
+                      std::to_string(shard.offset) + ", " +
+                      std::to_string(shard.offset + shard.count) + "), expected to start at " +
                       std::to_string(covered) + ": are the ps counts the same everywhere?");
     }
-    covered += welcome.count;
+    covered += shard.count;
     logger->info("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
-                 placement_.index, endpoint.toString(), welcome.offset,
-                 welcome.offset + welcome.count, welcome.globalStep);
-    links_.push_back(PsLink{std::move(connection), welcome, welcome.globalStep, false});
+                 placement_.index, endpoint.toString(), shard.offset, shard.offset + shard.count,
+                 shard.globalStep);
+    links_.push_back(std::move(link));
     peers.push_back("ps " + endpoint.toString());
   }
   metrics_.setPeers(std::move(peers));
@@ -55,6 +78,24 @@ void Trainer::connect() {
     throw PeerError("the ps together serve " + std::to_string(covered) + " of " +
                     std::to_string(params_.size()) + " parameters");
   }
+}
+
+void Trainer::reconnect(PsLink& link, const std::string& reason) {
+  auto logger = log::logger("worker");
+  logger->warn("Worker {}: lost ps {} ({}); reconnecting", placement_.index,
+               link.endpoint.toString(), reason);
+  ++metrics_.reconnects;
+  auto fresh = open(link.endpoint);
+  if (fresh.shard.offset != link.shard.offset || fresh.shard.count != link.shard.count) {
+    throw PeerError("ps " + link.endpoint.toString() + " came back serving another shard");
+  }
+  link = std::move(fresh);
+  // It may have gone back to its last checkpoint: its parameters replace ours.
+  link.connection.send(net::MessageType::kPull);
+  bool applied = false;
+  receiveParams(link, applied);
+  logger->info("Worker {}: reconnected to ps {} at global step {}", placement_.index,
+               link.endpoint.toString(), link.globalStep);
 }
 
 void Trainer::receiveParams(PsLink& link, bool& applied) {
@@ -69,28 +110,38 @@ void Trainer::receiveParams(PsLink& link, bool& applied) {
   applied = applied || params.applied;
 }
 
-void Trainer::pull() {
+bool Trainer::exchange(net::MessageType type, const std::vector<std::uint8_t>& fields) {
+  const bool isPush = type == net::MessageType::kPush;
   const auto start = std::chrono::steady_clock::now();
+  std::vector<std::string> failures(links_.size());
+  std::vector<bool> asked(links_.size(), false);
   // Requests go out to every ps first, so the ps work and the transfers overlap.
-  for (auto& link : links_) link.connection.send(net::MessageType::kPull);
-  bool applied = false;
-  for (auto& link : links_) receiveParams(link, applied);
-  metrics_.pullSeconds.observe(secondsSince(start));
-}
-
-bool Trainer::push(std::uint64_t localStep, float loss) {
-  const auto start = std::chrono::steady_clock::now();
-  auto fields = net::encode(net::Push{localStep, loss});
-  for (auto& link : links_) {
-    if (link.done) continue;
-    link.connection.send(net::MessageType::kPush, fields, gradient_.data() + link.shard.offset,
-                         link.shard.count);
+  for (size_t i = 0; i < links_.size(); ++i) {
+    auto& link = links_[i];
+    if (isPush && link.done) continue;
+    try {
+      link.connection.send(type, fields, isPush ? gradient_.data() + link.shard.offset : nullptr,
+                           isPush ? link.shard.count : 0);
+      asked[i] = true;
+    } catch (const PeerError& e) {
+      failures[i] = e.what();
+    }
   }
   bool applied = false;
-  for (auto& link : links_) {
-    if (!link.done) receiveParams(link, applied);
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (!asked[i]) continue;
+    try {
+      receiveParams(links_[i], applied);
+    } catch (const ProtocolError&) {
+      throw;  // a ps that speaks nonsense is not cured by reconnecting
+    } catch (const PeerError& e) {
+      failures[i] = e.what();
+    }
   }
-  metrics_.pushSeconds.observe(secondsSince(start));
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (!failures[i].empty()) reconnect(links_[i], failures[i]);
+  }
+  (isPush ? metrics_.pushSeconds : metrics_.pullSeconds).observe(secondsSince(start));
   return applied;
 }
 
@@ -113,7 +164,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   const int index = placement_.index;
   const bool chief = index == 0 && test != nullptr;
   connect();
-  pull();
+  exchange(net::MessageType::kPull, {});
   metrics_.setState(observe::State::kTraining);
 
   model::Mlp mlp(layout_);
@@ -140,7 +191,9 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     model::gatherInputs(train.pixels.data(), train.imageSize(), batch, labels.size(), inputs);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = train.labels[batch[i]];
     float loss = mlp.lossAndGradient(params_.data(), inputs, labels.data(), gradient_.data());
-    if (!push(result.localSteps + 1, loss)) continue;
+    if (!exchange(net::MessageType::kPush, net::encode(net::Push{result.localSteps + 1, loss}))) {
+      continue;
+    }
 
     ++result.localSteps;
     const auto globalStep = minGlobalStep();
@@ -159,17 +212,22 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   result.elapsedSeconds = secondsSince(start);
   logger->info("Training ends @ {:.6f}", unixTime());
   logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
-  for (auto& link : links_) {
-    link.connection.send(net::MessageType::kDone,
-                         net::encode(net::Done{result.localSteps}));
-    link.connection.receiveExpected(net::MessageType::kStatusReply);
-  }
   if (chief) {
     // Every ps has stopped applying gradients, so this pull sees the final model.
-    pull();
+    exchange(net::MessageType::kPull, {});
     result.testAccuracy = evaluate(result.localSteps);
   }
   result.globalStep = minGlobalStep();
+  for (auto& link : links_) {
+    try {
+      link.connection.send(net::MessageType::kDone, net::encode(net::Done{result.localSteps}));
+      link.connection.receiveExpected(net::MessageType::kStatusReply);
+    } catch (const PeerError& e) {
+      logger->info("Worker {}: could not say goodbye to ps {}: {}", index,
+                   link.endpoint.toString(), e.what());
+    }
+  }
+  links_.clear();  // a finished worker holds no ps connection
   metrics_.recordStep(result.globalStep, std::numeric_limits<float>::quiet_NaN());
   metrics_.setState(observe::State::kCompleted);
   return result;

@@ -16,6 +16,7 @@ struct Summary {
   double trainingElapsedSeconds = 0;  // the training loop alone
   int ps = 0;
   int workers = 0;
+  std::string runId;  // the run's configuration fingerprint
 
   double globalStepsPerSecond() const {
     return trainingElapsedSeconds > 0 ? double(globalStep) / trainingElapsedSeconds : 0;

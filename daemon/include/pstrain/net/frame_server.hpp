@@ -19,11 +19,17 @@ class FrameServer {
  public:
   using Serve = std::function<void(Connection&)>;
 
-  // Connections count their bytes into `traffic` when given; `rejected` counts the connections
-  // closed for breaking the protocol.
-  FrameServer(const std::string& name, int port, std::uint32_t maxPayload, int maxConnections,
-              Serve serve, TrafficCounters* traffic = nullptr,
-              std::atomic<std::uint64_t>* rejected = nullptr);
+  struct Options {
+    std::string name;  // of the logger
+    int port = 0;
+    std::uint32_t maxPayload = 0;
+    int maxConnections = 8;
+    double idleTimeoutSeconds = 0;  // a connection silent this long is closed; 0: never
+    TrafficCounters* traffic = nullptr;               // counts every connection's bytes
+    std::atomic<std::uint64_t>* rejected = nullptr;  // counts protocol faults
+  };
+
+  FrameServer(Options options, Serve serve);
   ~FrameServer();
 
   FrameServer(const FrameServer&) = delete;

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "pstrain/cluster/placement.hpp"
@@ -24,9 +25,11 @@ struct TrainingResult {
 // batch of its own examples, pushes each ps its slice of the gradient and receives that slice
 // of the updated parameters in the answer, until every ps reports the end of training.
 // Worker 0 (the chief) evaluates test accuracy every evalEverySteps and at the end.
+// A ps that goes away (restarted, rescheduled) is reconnected with backoff until the peer
+// timeout, and its slice pulled afresh; the push in flight to it is lost.
 class Trainer {
  public:
-  // Reports progress, latencies and traffic in `metrics`.
+  // Reports progress, latencies, traffic and reconnects in `metrics`.
   Trainer(const config::Config& config, const cluster::Placement& placement,
           observe::Metrics& metrics);
 
@@ -39,17 +42,19 @@ class Trainer {
 
  private:
   struct PsLink {
+    cluster::Endpoint endpoint;
     net::Connection connection;
     net::Welcome shard;
     std::uint64_t globalStep = 0;
     bool done = false;
   };
 
+  PsLink open(const cluster::Endpoint& endpoint);
   void connect();
-  void pull();
-  // Sends every unfinished ps its gradient slice and takes in the new parameters; returns
-  // whether any ps applied it.
-  bool push(std::uint64_t localStep, float loss);
+  void reconnect(PsLink& link, const std::string& reason);
+  // Sends `type` to every ps (a push carries the ps's gradient slice; finished ps get no
+  // push), then takes in each answer's parameters. Returns whether any ps applied a push.
+  bool exchange(net::MessageType type, const std::vector<std::uint8_t>& fields);
   void receiveParams(PsLink& link, bool& applied);
   bool allDone() const;
   std::uint64_t minGlobalStep() const;
