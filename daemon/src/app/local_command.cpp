@@ -21,6 +21,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/mnist.hpp"
+#include "pstrain/net/auth.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "pstrain/observe/status_client.hpp"
 #include "pstrain/plot/training_curve.hpp"
@@ -138,6 +139,19 @@ class RunningChildren {
   std::vector<Child>& children_;
 };
 
+// A key for the children to prove to each other, made once per log dir (kept for a resumed run).
+std::string makeAuthKeyFile(const std::string& logDir) {
+  const std::string path = logDir + "/auth.key";
+  if (fs::exists(path)) return path;
+  fs::create_directories(logDir);
+  std::string key;
+  for (auto byte : net::randomNonce()) key += fmt::format("{:02x}", byte);
+  for (auto byte : net::randomNonce()) key += fmt::format("{:02x}", byte);
+  writeFileAtomically(path, key + "\n");
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write);
+  return path;
+}
+
 // Every ps and worker as a child process on loopback, each with its own ports and log dir.
 std::vector<Child> planChildren(const std::string& self, const std::vector<std::string>& args,
                                 const config::Config& settings) {
@@ -165,6 +179,9 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
                                        std::to_string(ports[size_t(childCount + i)]),
                                        "--log-dir", dir, "--log-to-stdout", "false"};
     argv.insert(argv.end(), placement.begin(), placement.end());
+    if (settings.authKeyFile.empty()) {
+      argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
+    }
     children.push_back(Child{name, argv, dir, nullptr});
   }
   return children;

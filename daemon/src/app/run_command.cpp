@@ -16,6 +16,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
+#include "pstrain/net/auth.hpp"
 #include "pstrain/net/frame_server.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/ps/ps_service.hpp"
@@ -31,7 +32,8 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
 
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
                         observe::Metrics& metrics) {
-  ps::PsService service(settings, placement.index, placement.listenPort, metrics);
+  ps::PsService service(settings, placement.index, placement.listenPort,
+                        net::loadAuthKey(settings.authKeyFile), metrics);
   addTerminationHook([&service] { service.checkpoint(); });
   idleUntilTerminated();
 }
@@ -58,7 +60,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
                settings.dataDir);
 
   limitBlasThreads(cpuLimit());
-  worker::Trainer trainer(settings, placement, metrics);
+  worker::Trainer trainer(settings, placement, net::loadAuthKey(settings.authKeyFile), metrics);
   // The worker port answers status queries, so peers and operators can see where it stands.
   net::FrameServer statusServer(
       net::FrameServer::Options{"worker", placement.listenPort, 0, 8,

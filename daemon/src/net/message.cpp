@@ -8,7 +8,19 @@
 namespace pstrain::net {
 namespace {
 
-bool isKnown(std::uint16_t type) { return type >= 1 && type <= 9; }
+bool isKnown(std::uint16_t type) { return type >= 1 && type <= 11; }
+
+template <typename Bytes>
+void putBytes(ByteWriter& w, const Bytes& bytes) {
+  for (auto byte : bytes) w.put(byte);
+}
+
+template <typename Bytes>
+Bytes getBytes(ByteReader& r) {
+  Bytes bytes;
+  for (auto& byte : bytes) byte = r.get<std::uint8_t>();
+  return bytes;
+}
 
 std::uint8_t roleByte(config::Role role) { return role == config::Role::kPs ? 0 : 1; }
 
@@ -51,13 +63,17 @@ std::string messageName(MessageType type) {
     case MessageType::kStatusReply: return "status-reply";
     case MessageType::kDone: return "done";
     case MessageType::kError: return "error";
+    case MessageType::kChallenge: return "challenge";
+    case MessageType::kProof: return "proof";
   }
   return "type " + std::to_string(static_cast<int>(type));
 }
 
 size_t fixedFieldsSize(MessageType type) {
   switch (type) {
-    case MessageType::kHello: return 1 + 4 + 8 + 8;
+    case MessageType::kHello: return 1 + 4 + 8 + 8 + sizeof(Nonce);
+    case MessageType::kChallenge: return sizeof(Nonce) + sizeof(Digest);
+    case MessageType::kProof: return sizeof(Digest);
     case MessageType::kWelcome: return 4 * 8;
     case MessageType::kPush: return 8 + 4;
     case MessageType::kParams: return 8 + 1 + 1;
@@ -113,6 +129,7 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload) {
 std::vector<std::uint8_t> encode(const Hello& m) {
   return fields([&](ByteWriter& w) {
     w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId);
+    putBytes(w, m.nonce);
   });
 }
 
@@ -146,8 +163,31 @@ Hello decodeHello(const std::vector<std::uint8_t>& bytes) {
     auto role = roleFromByte(r.get<std::uint8_t>());
     auto index = r.get<std::uint32_t>();
     auto parameterCount = r.get<std::uint64_t>();
-    return Hello{role, index, parameterCount, r.get<std::uint64_t>()};
+    auto runId = r.get<std::uint64_t>();
+    return Hello{role, index, parameterCount, runId, getBytes<Nonce>(r)};
   });
+}
+
+std::vector<std::uint8_t> encode(const Challenge& m) {
+  return fields([&](ByteWriter& w) {
+    putBytes(w, m.nonce);
+    putBytes(w, m.proof);
+  });
+}
+
+std::vector<std::uint8_t> encode(const Proof& m) {
+  return fields([&](ByteWriter& w) { putBytes(w, m.proof); });
+}
+
+Challenge decodeChallenge(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) {
+    auto nonce = getBytes<Nonce>(r);
+    return Challenge{nonce, getBytes<Digest>(r)};
+  });
+}
+
+Proof decodeProof(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) { return Proof{getBytes<Digest>(r)}; });
 }
 
 Welcome decodeWelcome(const std::vector<std::uint8_t>& bytes) {

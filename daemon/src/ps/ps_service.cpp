@@ -29,9 +29,10 @@ constexpr std::uint64_t kCheckpointMagic = 0x31544b4352545350;  // "PSTRCKT1"
 }  // namespace
 
 PsService::PsService(const config::Config& config, int index, int listenPort,
-                     observe::Metrics& metrics)
+                     std::string authKey, observe::Metrics& metrics)
     : config_(config),
       index_(index),
+      authKey_(std::move(authKey)),
       metrics_(metrics),
       runId_(config::runFingerprint(config)),
       parameterCount_(model::Layout::mnist(config.hiddenUnits).parameterCount()),
@@ -139,15 +140,9 @@ void PsService::serve(net::Connection& connection) {
     const auto& frame = connection.receive();
     switch (frame.type) {
       case net::MessageType::kHello: {
+        if (worker) throw ProtocolError("a second hello on one connection");
         auto hello = net::decodeHello(frame.fields);
-        if (hello.parameterCount != parameterCount_ || hello.runId != runId_) {
-          throw ProtocolError("worker " + std::to_string(hello.index) +
-                              " runs a different configuration (model of " +
-                              std::to_string(hello.parameterCount) + " parameters, run " +
-                              std::to_string(hello.runId) + "; this ps has " +
-                              std::to_string(parameterCount_) + ", run " +
-                              std::to_string(runId_) + ")");
-        }
+        admit(connection, hello);
         worker = hello.index;
         gradient.resize(range_.count);
         awaitChief(*worker, connection.peerName());
@@ -198,6 +193,30 @@ void PsService::serve(net::Connection& connection) {
       default:
         throw ProtocolError("a ps does not accept " + net::messageName(frame.type) + " messages");
     }
+  }
+}
+
+void PsService::admit(net::Connection& connection, const net::Hello& hello) {
+  if (hello.role != config::Role::kWorker || hello.index >= std::uint32_t(config_.workers)) {
+    throw ProtocolError("hello from " + config::roleName(hello.role) + " " +
+                        std::to_string(hello.index) + ": this run has workers 0 to " +
+                        std::to_string(config_.workers - 1));
+  }
+  if (hello.parameterCount != parameterCount_ || hello.runId != runId_) {
+    throw ProtocolError("worker " + std::to_string(hello.index) +
+                        " runs a different configuration (model of " +
+                        std::to_string(hello.parameterCount) + " parameters, run " +
+                        std::to_string(hello.runId) + "; this ps has " +
+                        std::to_string(parameterCount_) + ", run " + std::to_string(runId_) +
+                        ")");
+  }
+  auto nonce = net::randomNonce();
+  connection.send(net::MessageType::kChallenge,
+                  net::encode(net::Challenge{nonce, net::prove(authKey_, "ps", hello.nonce, nonce)}));
+  auto proof = net::decodeProof(connection.receiveExpected(net::MessageType::kProof));
+  if (!net::sameDigest(proof.proof, net::prove(authKey_, "worker", nonce, hello.nonce))) {
+    throw ProtocolError("worker " + std::to_string(hello.index) +
+                        " failed authentication: it does not hold this run's key");
   }
 }
 

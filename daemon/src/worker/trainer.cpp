@@ -14,9 +14,10 @@
 namespace pstrain::worker {
 
 Trainer::Trainer(const config::Config& config, const cluster::Placement& placement,
-                 observe::Metrics& metrics)
+                 std::string authKey, observe::Metrics& metrics)
     : config_(config),
       placement_(placement),
+      authKey_(std::move(authKey)),
       layout_(model::Layout::mnist(config.hiddenUnits)),
       params_(layout_.parameterCount()),
       gradient_(layout_.parameterCount()),
@@ -43,10 +44,19 @@ Trainer::PsLink Trainer::open(const cluster::Endpoint& endpoint) {
                              &metrics_.traffic);
   // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
   connection.socket().setReceiveTimeout(timespan(config_.peerTimeoutSeconds));
+  auto nonce = net::randomNonce();
   connection.send(net::MessageType::kHello,
                   net::encode(net::Hello{config::Role::kWorker, std::uint32_t(placement_.index),
                                          layout_.parameterCount(),
-                                         config::runFingerprint(config_)}));
+                                         config::runFingerprint(config_), nonce}));
+  auto challenge =
+      net::decodeChallenge(connection.receiveExpected(net::MessageType::kChallenge));
+  if (!net::sameDigest(challenge.proof, net::prove(authKey_, "ps", nonce, challenge.nonce))) {
+    throw PeerError("ps " + endpoint.toString() + " failed authentication: it does not hold "
+                    "this run's key");
+  }
+  connection.send(net::MessageType::kProof,
+                  net::encode(net::Proof{net::prove(authKey_, "worker", challenge.nonce, nonce)}));
   auto welcome = net::decodeWelcome(connection.receiveExpected(net::MessageType::kWelcome));
   connection.socket().setReceiveTimeout(timespan(config_.idleTimeoutSeconds));
   return PsLink{endpoint, std::move(connection), welcome, welcome.globalStep, false};

@@ -58,11 +58,16 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(kMagic, 1, 3, 1)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, 1, 1, 20)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, 1, 9, 5000)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 1, 21)) == "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 1, 21 + 16)) == "accepted");
+  BOOST_TEST(headerError(header(kMagic, 1, 12, 0)).find("unknown message type 12") !=
+             std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(messages_round_trip) {
-  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull}));
+  Nonce nonce{};
+  nonce[15] = 7;
+  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull, nonce}));
+  BOOST_TEST(hello.nonce[15] == 7);
   BOOST_TEST((hello.role == Role::kWorker));
   BOOST_TEST(hello.index == 3u);
   BOOST_TEST(hello.parameterCount == 101770u);
@@ -86,6 +91,13 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(status.done);
 
   BOOST_TEST(decodeDone(encode(Done{1234})).localSteps == 1234u);
+
+  Digest proof{};
+  proof[0] = 9;
+  auto challenge = decodeChallenge(encode(Challenge{nonce, proof}));
+  BOOST_TEST(challenge.nonce[15] == 7);
+  BOOST_TEST(challenge.proof[0] == 9);
+  BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
 BOOST_AUTO_TEST_CASE(encoded_fields_match_their_declared_size) {
@@ -95,10 +107,12 @@ BOOST_AUTO_TEST_CASE(encoded_fields_match_their_declared_size) {
   BOOST_TEST(encode(Params{}).size() == fixedFieldsSize(MessageType::kParams));
   BOOST_TEST(encode(StatusReply{}).size() == fixedFieldsSize(MessageType::kStatusReply));
   BOOST_TEST(encode(Done{}).size() == fixedFieldsSize(MessageType::kDone));
+  BOOST_TEST(encode(Challenge{}).size() == fixedFieldsSize(MessageType::kChallenge));
+  BOOST_TEST(encode(Proof{}).size() == fixedFieldsSize(MessageType::kProof));
 }
 
 BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
-  auto hello = encode(Hello{Role::kWorker, 1, 2, 3});
+  auto hello = encode(Hello{Role::kWorker, 1, 2, 3, Nonce{}});
   auto shorter = hello;
   shorter.pop_back();
   BOOST_CHECK_THROW(decodeHello(shorter), ProtocolError);

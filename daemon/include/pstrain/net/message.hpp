@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pstrain/config/config.hpp"
+#include "pstrain/net/auth.hpp"
 
 namespace pstrain::net {
 
@@ -26,6 +27,8 @@ enum class MessageType : std::uint16_t {
   kStatusReply = 7,  // the answer
   kDone = 8,         // worker -> ps: I have finished; answered with kStatusReply
   kError = 9,        // either way: why the connection is refused (text tail), then close
+  kChallenge = 10,   // ps -> worker: its nonce and its proof of the shared key
+  kProof = 11,       // worker -> ps: its proof of the shared key
 };
 
 std::string messageName(MessageType type);
@@ -52,6 +55,16 @@ struct Hello {
   std::uint32_t index;
   std::uint64_t parameterCount;
   std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
+  Nonce nonce;
+};
+
+struct Challenge {
+  Nonce nonce;
+  Digest proof;
+};
+
+struct Proof {
+  Digest proof;
 };
 
 struct Welcome {
@@ -89,6 +102,8 @@ std::vector<std::uint8_t> encode(const Push& message);
 std::vector<std::uint8_t> encode(const Params& message);
 std::vector<std::uint8_t> encode(const StatusReply& message);
 std::vector<std::uint8_t> encode(const Done& message);
+std::vector<std::uint8_t> encode(const Challenge& message);
+std::vector<std::uint8_t> encode(const Proof& message);
 
 // Each decoder takes exactly the type's fixed fields and throws ProtocolError otherwise.
 Hello decodeHello(const std::vector<std::uint8_t>& fields);
@@ -97,5 +112,7 @@ Push decodePush(const std::vector<std::uint8_t>& fields);
 Params decodeParams(const std::vector<std::uint8_t>& fields);
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& fields);
 Done decodeDone(const std::vector<std::uint8_t>& fields);
+Challenge decodeChallenge(const std::vector<std::uint8_t>& fields);
+Proof decodeProof(const std::vector<std::uint8_t>& fields);
 
 }  // namespace pstrain::net

@@ -20,8 +20,10 @@ namespace pstrain::ps {
 // and the end of training, then goes on answering (with the final parameters) until stopped.
 class PsService {
  public:
-  // Reports its progress, traffic and rejected connections in `metrics`.
-  PsService(const config::Config& config, int index, int listenPort, observe::Metrics& metrics);
+  // Admits workers that prove `authKey`; reports progress, traffic and rejected connections in
+  // `metrics`.
+  PsService(const config::Config& config, int index, int listenPort, std::string authKey,
+            observe::Metrics& metrics);
 
   ~PsService();
 
@@ -36,6 +38,8 @@ class PsService {
  private:
   void serve(net::Connection& connection);
   void awaitChief(std::uint32_t worker, const std::string& peer);
+  // Checks a worker's hello and that it holds the shared key; throws ProtocolError otherwise.
+  void admit(net::Connection& connection, const net::Hello& hello);
   void restoreCheckpoint();
   void checkpointPeriodically();
   void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
@@ -43,6 +47,7 @@ class PsService {
 
   const config::Config& config_;
   int index_;
+  std::string authKey_;
   observe::Metrics& metrics_;
   std::uint64_t runId_;
   std::uint64_t parameterCount_;

@@ -29,8 +29,9 @@ struct TrainingResult {
 // timeout, and its slice pulled afresh; the push in flight to it is lost.
 class Trainer {
  public:
-  // Reports progress, latencies, traffic and reconnects in `metrics`.
-  Trainer(const config::Config& config, const cluster::Placement& placement,
+  // Proves `authKey` to every ps; reports progress, latencies, traffic and reconnects in
+  // `metrics`.
+  Trainer(const config::Config& config, const cluster::Placement& placement, std::string authKey,
           observe::Metrics& metrics);
 
   // `test` is used by the chief only and may be null for the others.
@@ -61,6 +62,7 @@ class Trainer {
 
   const config::Config& config_;
   const cluster::Placement& placement_;
+  std::string authKey_;
   model::Layout layout_;
   std::vector<float> params_;
   std::vector<float> gradient_;
