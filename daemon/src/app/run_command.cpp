@@ -34,7 +34,7 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
                         observe::Metrics& metrics) {
   ps::PsService service(settings, placement.index, placement.listenPort,
                         net::loadAuthKey(settings.authKeyFile), metrics);
-  addTerminationHook([&service] { service.checkpoint(); });
+  addTerminationHook([&service] { service.stop(); });
   idleUntilTerminated();
 }
 

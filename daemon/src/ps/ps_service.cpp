@@ -116,6 +116,11 @@ void PsService::checkpoint() {
                           checkpointPath_);
 }
 
+void PsService::stop() {
+  shard_.close();
+  checkpoint();
+}
+
 void PsService::checkpointPeriodically() {
   if (config_.checkpointEverySeconds <= 0) return;
   const auto period = std::chrono::duration<double>(config_.checkpointEverySeconds);

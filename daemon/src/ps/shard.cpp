@@ -27,8 +27,8 @@ Shard::StepResult Shard::resultLocked(bool applied, bool advanced) const {
 Shard::StepResult Shard::push(const float* gradient, float* out) {
   std::unique_lock<std::mutex> lock(mutex_);
   StepResult result = resultLocked(false, false);
-  if (globalStep_ >= trainSteps_) {
-    // Training has ended: the gradient is dropped, the final parameters are returned.
+  if (globalStep_ >= trainSteps_ || closed_) {
+    // Training has ended, or this ps is stopping: the gradient is dropped.
   } else if (syncWorkers_ == 0) {
     optimizer_->apply(params_.data(), gradient);
     ++globalStep_;
@@ -59,6 +59,11 @@ Shard::StepResult Shard::read(float* out) const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::copy(params_.begin(), params_.end(), out);
   return resultLocked(false, false);
+}
+
+void Shard::close() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  closed_ = true;
 }
 
 Shard::StepResult Shard::state() const {

@@ -35,6 +35,9 @@ class PsService {
   // and on SIGTERM; a ps that starts again restores it, if it belongs to the same run.
   void checkpoint();
 
+  // Stops applying pushes and writes the last checkpoint: for SIGTERM.
+  void stop();
+
  private:
   void serve(net::Connection& connection);
   void awaitChief(std::uint32_t worker, const std::string& peer);

@@ -49,6 +49,10 @@ class Shard {
 
   StepResult state() const;
 
+  // Applies no push from now on (the process is stopping): whatever a final checkpoint holds is
+  // all that was ever acknowledged as applied.
+  void close();
+
   // The global step, parameters and optimizer state, for a checkpoint; restore() takes what
   // serialize() wrote for a shard of the same size and optimizer (else ProtocolError).
   std::vector<std::uint8_t> serialize() const;
@@ -66,6 +70,7 @@ class Shard {
   int syncWorkers_;
   std::vector<float> gradientSum_;
   int arrivals_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace pstrain::ps

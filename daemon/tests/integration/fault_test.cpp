@@ -1,0 +1,191 @@
+#define BOOST_TEST_MODULE fault
+#include <boost/test/unit_test.hpp>
+
+#include <Poco/JSON/Parser.h>
+
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <filesystem>
+#include <functional>
+#include <regex>
+#include <thread>
+
+#include "pstrain/app/child_process.hpp"
+#include "pstrain/net/free_ports.hpp"
+#include "support/idx_files.hpp"
+#include "support/process_run.hpp"
+
+// Processes killed, stopped and restarted while a local cluster trains.
+
+using namespace pstrain::testing;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kSteps = 6000;
+
+bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+// The highest "global step N" a ps has logged so far.
+long psGlobalStep(const std::string& log) {
+  static const std::regex line(R"(PS \d+: global step (\d+) done)");
+  long step = 0;
+  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
+    step = std::max(step, std::stol((*it)[1]));
+  }
+  return step;
+}
+
+struct Run {
+  double accuracy;
+  long globalStep;
+  std::string out;
+};
+
+std::vector<std::string> localArgs(const TempDir& logs) {
+  return {"local", "--ps", "2", "--workers", "2", "--data-dir",
+          "/usr/share/datasets/fashion-mnist", "--train-steps", std::to_string(kSteps),
+          "--batch-size", "100", "--checkpoint-every-seconds", "0.2", "--log-dir", logs.path(),
+          "--summary-json", logs.file("summary.json")};
+}
+
+Run summaryOf(const TempDir& logs, std::string out) {
+  auto json = Poco::JSON::Parser()
+                  .parse(readText(logs.file("summary.json")))
+                  .extract<Poco::JSON::Object::Ptr>();
+  return Run{json->getValue<double>("test_accuracy"), json->getValue<long>("global_step"),
+             std::move(out)};
+}
+
+// `pstrain local` in the background; `duringRun` acts on it once ps-0 has passed `atStep`.
+Run runLocalWith(const TempDir& logs, long atStep, const std::function<void()>& duringRun) {
+  std::vector<std::string> argv{pstrainBinary()};
+  auto args = localArgs(logs);
+  argv.insert(argv.end(), args.begin(), args.end());
+  pstrain::app::ChildProcess launcher(argv, logs.file("launcher.out"), logs.file("launcher.err"));
+  BOOST_REQUIRE(waitFor([&] { return psGlobalStep(readText(logs.file("ps-0/deploy.log"))) >= atStep; },
+                        std::chrono::seconds(60)));
+  duringRun();
+  BOOST_REQUIRE(waitFor([&] { return launcher.poll().has_value(); }, std::chrono::seconds(120)));
+  BOOST_REQUIRE_MESSAGE(*launcher.poll() == 0, readText(logs.file("launcher.err")));
+  return summaryOf(logs, readText(logs.file("launcher.out")));
+}
+
+void killChild(const TempDir& logs, const std::string& name, int signal) {
+  // "ps-[1]" matches the child's command line but not pkill's own, nor its parent's.
+  std::string pattern = "--log-dir " + logs.file(name.substr(0, name.size() - 1)) + "[" +
+                        name.back() + "] ";
+  auto result = runCommand("pkill", {"-" + std::to_string(signal), "-f", "--", pattern});
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, "no process " << name << " to kill");
+}
+
+const Run& baseline() {
+  static TempDir logs;
+  static Run run = [] {
+    auto result = runPstrain(localArgs(logs));
+    BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.err);
+    return summaryOf(logs, result.out);
+  }();
+  return run;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(kill_9_of_a_ps_costs_nothing_but_time) {
+  TempDir logs;
+  auto run = runLocalWith(logs, kSteps / 3, [&] { killChild(logs, "ps-1", SIGKILL); });
+  BOOST_TEST(run.out.find("ps-1 exited with status 137; starting it again") != std::string::npos,
+             run.out);
+  BOOST_TEST(readText(logs.file("ps-1/deploy.log")).find("PS 1: restored") != std::string::npos);
+  BOOST_TEST(readText(logs.file("worker-0/deploy.log")).find("reconnected to ps") !=
+             std::string::npos);
+  BOOST_TEST(run.globalStep == kSteps);
+  BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
+             "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
+}
+
+BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
+  TempDir logs;
+  auto run = runLocalWith(logs, kSteps / 3, [&] { killChild(logs, "worker-1", SIGKILL); });
+  BOOST_TEST(run.out.find("worker-1 exited with status 137; starting it again") !=
+             std::string::npos, run.out);
+  // The restarted worker starts its local steps again, not the global step.
+  auto log = readText(logs.file("worker-1/deploy.log"));
+  std::regex connected(R"(Worker 1: connected to ps \S+ \(parameters \[0, \d+\), global step (\d+)\))");
+  std::vector<long> joinedAt;
+  for (std::sregex_iterator it(log.begin(), log.end(), connected), end; it != end; ++it) {
+    joinedAt.push_back(std::stol((*it)[1]));
+  }
+  BOOST_REQUIRE(joinedAt.size() == 2u);
+  BOOST_TEST(joinedAt.back() >= kSteps / 3);
+  BOOST_TEST(run.globalStep == kSteps);
+  BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
+             "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
+}
+
+BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_checkpoints) {
+  TempDir logs;
+  std::vector<std::string> argv{pstrainBinary()};
+  auto args = localArgs(logs);
+  argv.insert(argv.end(), args.begin(), args.end());
+  {
+    pstrain::app::ChildProcess launcher(argv, logs.file("first.out"), logs.file("first.err"));
+    BOOST_REQUIRE(waitFor([&] { return psGlobalStep(readText(logs.file("ps-0/deploy.log"))) >=
+                                       kSteps / 3; },
+                          std::chrono::seconds(60)));
+    launcher.stop(std::chrono::seconds(10));  // SIGTERM: the launcher stops every child with it
+  }
+  const long stoppedAt = psGlobalStep(readText(logs.file("ps-0/deploy.log")));
+  BOOST_TEST(stoppedAt < kSteps);
+  BOOST_TEST(readText(logs.file("ps-0/deploy.log")).find("received SIGTERM") != std::string::npos);
+
+  auto result = runPstrain(args);
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.err);
+  auto ps0 = readText(logs.file("ps-0/deploy.log"));
+  std::smatch restored;
+  BOOST_REQUIRE(std::regex_search(ps0, restored, std::regex(R"(PS 0: restored \S+ at global step (\d+))")));
+  // SIGTERM wrote a last checkpoint: nothing applied before the stop was lost.
+  BOOST_TEST(std::stol(restored[1]) >= stoppedAt);
+  BOOST_TEST(summaryOf(logs, "").globalStep == kSteps);
+}
+
+BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
+  const TempDir& logs = *new TempDir;  // kept for the whole run of this test
+  auto result = runPstrain(localArgs(logs));
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.err);
+  auto restart = [&](const std::string& role) {
+    std::string dir = logs.file(role + "-1");
+    std::vector<std::string> argv{pstrainBinary()};
+    auto args = localArgs(logs);
+    argv.insert(argv.end(), args.begin() + 1, args.end() - 2);  // the settings, not "local"
+    auto ports = pstrain::net::freeLoopbackPorts(2);
+    std::vector<std::string> placement{"--role", role, "--index", "1", "--ps-hosts",
+                                       "127.0.0.1:1,127.0.0.1:2", "--ps-port",
+                                       std::to_string(ports[0]), "--worker-port",
+                                       std::to_string(ports[0]), "--http-port",
+                                       std::to_string(ports[1]), "--log-dir", dir, "--auth-key-file",
+                                       logs.file("auth.key"), "--log-to-stdout", "false"};
+    argv.insert(argv.begin() + 1, "run");
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    return std::make_unique<pstrain::app::ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
+  };
+  auto worker = restart("worker");
+  BOOST_TEST(waitFor([&] { return readText(logs.file("worker-1/deploy.log"))
+                                      .find("completed already at global step 6000; not training "
+                                            "it again") != std::string::npos; },
+                     std::chrono::seconds(20)));
+  auto ps = restart("ps");
+  BOOST_TEST(waitFor([&] { return readText(logs.file("ps-1/deploy.log"))
+                                      .find("at global step 6000: the run has completed") !=
+                                  std::string::npos; },
+                     std::chrono::seconds(20)));
+  BOOST_TEST(!worker->poll().has_value());  // idle, not exited
+}
