@@ -1,0 +1,179 @@
+#define BOOST_TEST_MODULE hostile
+#include <boost/test/unit_test.hpp>
+
+#include <Poco/Net/StreamSocket.h>
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <random>
+#include <thread>
+
+#include "pstrain/app/child_process.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/config/config.hpp"
+#include "pstrain/model/layout.hpp"
+#include "pstrain/net/auth.hpp"
+#include "pstrain/net/connection.hpp"
+#include "pstrain/net/free_ports.hpp"
+#include "support/idx_files.hpp"
+#include "support/process_run.hpp"
+
+// Bad bytes thrown at a live ps while two workers train with it: each bad connection is refused
+// and logged, and the training completes.
+
+using namespace pstrain::testing;
+using namespace pstrain::net;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kSteps = 20000;
+
+bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+  auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return condition();
+}
+
+struct LiveCluster {
+  TempDir data;
+  TempDir logs;
+  std::vector<int> ports = freeLoopbackPorts(6);  // ps, worker 0, worker 1, three HTTP
+  std::vector<std::string> settings{"--ps", "1", "--workers", "2", "--train-steps",
+                                    std::to_string(kSteps), "--batch-size", "20",
+                                    "--hidden-units", "16", "--log-every-steps", "100"};
+  std::vector<std::unique_ptr<pstrain::app::ChildProcess>> processes;
+
+  LiveCluster() {
+    writeSyntheticMnist(data.path(), 2000, 200, false);
+    writeFile(logs.file("key"), "the-right-key\n");
+    start("ps", 0, ports[0], ports[3]);
+    start("worker", 0, ports[1], ports[4]);
+    start("worker", 1, ports[2], ports[5]);
+  }
+
+  void start(const std::string& role, int index, int port, int httpPort) {
+    std::string dir = logs.file(role + "-" + std::to_string(index));
+    std::filesystem::create_directories(dir);
+    std::vector<std::string> argv{pstrainBinary(), "run"};
+    argv.insert(argv.end(), settings.begin(), settings.end());
+    std::vector<std::string> placement{
+        "--role", role, "--index", std::to_string(index), "--ps-hosts",
+        "127.0.0.1:" + std::to_string(ports[0]), role == "ps" ? "--ps-port" : "--worker-port",
+        std::to_string(port), "--http-port", std::to_string(httpPort), "--data-dir", data.path(),
+        "--log-dir", dir, "--auth-key-file", logs.file("key"), "--log-to-stdout", "false"};
+    argv.insert(argv.end(), placement.begin(), placement.end());
+    processes.push_back(
+        std::make_unique<pstrain::app::ChildProcess>(argv, "/dev/null", dir + "/stderr.log"));
+  }
+
+  std::string psLog() const { return readText(logs.file("ps-0/deploy.log")); }
+
+  Poco::Net::StreamSocket connect() const {
+    return Poco::Net::StreamSocket(Poco::Net::SocketAddress("127.0.0.1", std::uint16_t(ports[0])));
+  }
+
+  // What a real worker 1 says in its hello: same model, same run.
+  Hello hello() const {
+    auto config = pstrain::config::load({settings, {}});
+    return Hello{pstrain::config::Role::kWorker, 1,
+                 pstrain::model::Layout::mnist(config.hiddenUnits).parameterCount(),
+                 pstrain::config::runFingerprint(config), randomNonce()};
+  }
+};
+
+// Whether the ps closed the connection (after an error frame, or at once).
+bool closedByPs(Poco::Net::StreamSocket& socket) {
+  socket.setReceiveTimeout(Poco::Timespan(10, 0));
+  Connection connection(socket, 1 << 20);
+  try {
+    for (;;) connection.receive();
+  } catch (const pstrain::PeerError&) {
+    return true;  // closed, refused with an error frame, or reset
+  }
+}
+
+bool logged(const LiveCluster& cluster, const std::string& text) {
+  return waitFor([&] { return cluster.psLog().find(text) != std::string::npos; },
+                 std::chrono::seconds(10));
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
+  LiveCluster cluster;
+  BOOST_REQUIRE(waitFor([&] { return cluster.psLog().find("global step 100 done") !=
+                                     std::string::npos; },
+                        std::chrono::seconds(30)));
+
+  {  // random bytes
+    auto socket = cluster.connect();
+    std::mt19937 generator(7);
+    std::vector<char> noise(4096);
+    for (auto& byte : noise) byte = char(generator());
+    socket.sendBytes(noise.data(), int(noise.size()));
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "bad magic"));
+  }
+  {  // a valid header announcing a huge push
+    auto socket = cluster.connect();
+    auto header = encodeHeader(MessageType::kPush, 0xfffffff0u);
+    socket.sendBytes(header.data(), int(header.size()));
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "push frame of 4294967280 bytes has an invalid length"));
+  }
+  {  // a truncated frame: half a hello, then the peer leaves
+    auto socket = cluster.connect();
+    auto hello = encode(cluster.hello());
+    auto header = encodeHeader(MessageType::kHello, std::uint32_t(hello.size()));
+    socket.sendBytes(header.data(), int(header.size()));
+    socket.sendBytes(hello.data(), 10);
+    socket.shutdownSend();
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "closed by the peer"));
+  }
+  {  // a push before any hello
+    auto socket = cluster.connect();
+    Connection connection(socket, 1 << 20);
+    std::vector<float> gradient(10, 1.0f);
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "push before hello"));
+  }
+  {  // a connection without the key
+    auto socket = cluster.connect();
+    Connection connection(socket, 1 << 20);
+    auto hello = cluster.hello();
+    connection.send(MessageType::kHello, encode(hello));
+    auto challenge = decodeChallenge(connection.receiveExpected(MessageType::kChallenge));
+    connection.send(MessageType::kProof,
+                    encode(Proof{prove("a-wrong-key", "worker", challenge.nonce, hello.nonce)}));
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "failed authentication"));
+  }
+  {  // the right key, then a push of the wrong shape
+    auto socket = cluster.connect();
+    Connection connection(socket, 1 << 24);
+    auto hello = cluster.hello();
+    connection.send(MessageType::kHello, encode(hello));
+    auto challenge = decodeChallenge(connection.receiveExpected(MessageType::kChallenge));
+    connection.send(MessageType::kProof,
+                    encode(Proof{prove("the-right-key", "worker", challenge.nonce, hello.nonce)}));
+    decodeWelcome(connection.receiveExpected(MessageType::kWelcome));
+    std::vector<float> gradient(10, 1.0f);
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "push carries 10 values where"));
+  }
+
+  // The training beside all this reaches its last step.
+  BOOST_TEST(waitFor([&] { return std::filesystem::exists(cluster.logs.file("worker-0/result.json")); },
+                     std::chrono::seconds(120)));
+  BOOST_TEST(cluster.psLog().find("PS 0: global step " + std::to_string(kSteps) + " done") !=
+             std::string::npos);
+  BOOST_TEST(!cluster.processes[0]->poll().has_value());  // the ps still serves
+}
