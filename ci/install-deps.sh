@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config
   libpoco-dev libarmadillo-dev libopenblas-dev libyaml-cpp-dev libspdlog-dev libboost-test-dev
   dataset-fashion-mnist
-  librsvg2-bin imagemagick
+  librsvg2-bin imagemagick clang-14 libclang-rt-14-dev
   "$@"
 )
 

@@ -1,0 +1,355 @@
+#!/usr/bin/env bash
+# End-to-end test of the chart and the daemon together, without Kubernetes: builds the pstrain
+# image, renders the chart from values.yml with that image, and runs every pod of the rendered
+# StatefulSets as a Docker container the way a kubelet would (tests/e2e/cmd/podrun reads the
+# rendered manifests), on a Docker network whose DNS answers the headless Services' names.
+#
+# Scenario "cluster": all pods start together in a shuffled order; training must reach its final
+# global step, `docker exec mnist-ps-1 tail /tmp/mnist-log/deploy.log` must show ps-1's global
+# steps, every container must still run afterwards (no exit, no restart, no OOM kill), the node's
+# log directory must hold one deploy.log per pod with only that pod's lines, and every pod must
+# stop cleanly on SIGTERM. Scenario "workers first": the workers start before any ps exists, wait
+# for the ps DNS names, and train once the ps pods start.
+#
+# Needs root, Docker, and Go (at /usr/local/go or on PATH); helm is the one ci/chart-test.sh
+# builds. The base image debian:bookworm-slim is made with debootstrap when it is not present,
+# so no registry is needed; apt inside `docker build` needs deb.debian.org.
+# Environment: PSTRAIN_E2E_IMAGE (default pstrain:e2e), PSTRAIN_E2E_TIMEOUT (seconds each wait
+# may take, default 600), PSTRAIN_TOOLS_DIR (as for ci/chart-test.sh).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+image="${PSTRAIN_E2E_IMAGE:-pstrain:e2e}"
+timeout="${PSTRAIN_E2E_TIMEOUT:-600}"
+base=debian:bookworm-slim
+network=pstrain-e2e
+release=mnist
+# The node directory of values.yml's log volume (hostPath /tmp/mnist): pod P writes P/deploy.log.
+log_volume=tmp/mnist
+
+work="$(mktemp -d)"
+podrun="$work/podrun"
+kubelets=() # the podrun processes running pods (see start_pods)
+stop_kubelets() {
+  local pid
+  for pid in "${kubelets[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${kubelets[@]}"; do wait "$pid" 2>/dev/null; done
+  kubelets=()
+}
+cleanup() {
+  stop_kubelets
+  [ -x "$podrun" ] && "$podrun" down -network "$network" >/dev/null 2>&1
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() {
+  echo "FAIL $1"
+  [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2" | tail -n 40
+  failed=$((failed + 1))
+}
+summary() {
+  echo "e2e took $SECONDS s"
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
+# check NAME CMD...: the check passes when CMD succeeds; its output explains a failure.
+check() {
+  local name="$1" out
+  shift
+  if out="$("$@" 2>&1)"; then pass "$name"; else fail "$name" "$out"; fi
+}
+
+# --- tools, base image, image ----------------------------------------------------------------
+
+echo "== tools and image"
+if ! command -v go >/dev/null; then
+  fail "tools: go not found (install Go at /usr/local/go)"
+  summary
+fi
+helm="${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}/bin/helm"
+if [ ! -x "$helm" ]; then
+  echo "building helm with ci/chart-test.sh (which also runs the chart checks)"
+  bash ci/chart-test.sh >"$work/chart-test.log" 2>&1
+fi
+export HELM_CONFIG_HOME="$work/helm/config" HELM_CACHE_HOME="$work/helm/cache" \
+  HELM_DATA_HOME="$work/helm/data"
+if out="$(cd tests/e2e && go vet ./... && go test ./... && go build -o "$podrun" ./cmd/podrun 2>&1)" &&
+  [ -x "$helm" ]; then
+  pass "tools: $("$helm" version --template '{{.Version}}'), podrun (go vet, go test)"
+else
+  fail "tools: helm or podrun" "$out$(tail -n 20 "$work/chart-test.log" 2>/dev/null)"
+  summary
+fi
+
+# make_base_image: debian:bookworm-slim from Debian's archive, slimmed as Debian's -slim images
+# are: no documentation, manual pages or translations, now or from packages installed later.
+make_base_image() {
+  local rootfs="$work/rootfs"
+  command -v debootstrap >/dev/null || bash ci/install-deps.sh debootstrap || return 1
+  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian || return 1
+  printf 'path-exclude /usr/share/%s\n' 'doc/*' 'man/*' 'info/*' 'locale/*' 'lintian/*' \
+    >"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
+  echo 'path-include /usr/share/doc/*/copyright' >>"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
+  find "$rootfs/usr/share/doc" ! -type d ! -name copyright -delete
+  rm -rf "$rootfs"/usr/share/{man,info,locale,lintian}/* "$rootfs"/var/cache/apt/archives/*.deb \
+    "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*.log
+  tar -C "$rootfs" -c . | docker import --change 'CMD ["bash"]' - "$base"
+}
+if docker image inspect "$base" >/dev/null 2>&1; then
+  pass "base image $base is present"
+elif out="$(make_base_image 2>&1)"; then
+  pass "base image $base made with debootstrap"
+else
+  fail "base image $base: debootstrap and docker import" "$out"
+  summary
+fi
+
+build_start=$SECONDS
+if out="$(docker build -f docker/Dockerfile --build-arg DATASET=fashion-mnist -t "$image" . 2>&1)"; then
+  pass "image $image built in $((SECONDS - build_start)) s (Fashion-MNIST): $(docker image ls --format '{{.Size}}' "$image")"
+else
+  fail "image $image: docker build" "$out"
+  summary
+fi
+
+# --- the rendered chart ----------------------------------------------------------------------
+
+echo "== chart rendered from values.yml"
+manifests="$work/manifests.yaml"
+if out="$("$helm" template "$release" chart --values values.yml \
+  --set "ps.image.repository=${image%:*},ps.image.tag=${image##*:},ps.image.pullPolicy=Never" \
+  --set "worker.image.repository=${image%:*},worker.image.tag=${image##*:},worker.image.pullPolicy=Never" \
+  2>&1 >"$manifests")"; then
+  pass "helm template $release chart --values values.yml, with image $image"
+else
+  fail "helm template" "$out"
+  summary
+fi
+train_steps="$(sed -n 's/^ *trainSteps: *//p' "$manifests")"
+pods=(mnist-ps-0 mnist-ps-1 mnist-worker-0 mnist-worker-1)
+
+# --- helpers on the pods ---------------------------------------------------------------------
+
+# start_pods NODE [STATEFULSET...]: starts the pods (all when none is named) with podrun, NODE as
+# the node's root, and waits until they have all started. podrun stays in the background as
+# their kubelet, running their probes, until stop_kubelets; its output is in
+# $work/kubelet-$scenario-N.log.
+start_pods() {
+  local node="$1" log
+  shift
+  log="$work/kubelet-$scenario-${#kubelets[@]}.log"
+  "$podrun" up -network "$network" -node-root "$node" "$@" <"$manifests" >"$log" 2>&1 &
+  kubelets+=($!)
+  wait_until "all pods started" started "$log" $!
+}
+started() {
+  grep -q "^all [0-9]* pods started" "$1" && return 0
+  kill -0 "$2" 2>/dev/null && return 1
+  cat "$1"
+  return 2
+}
+# state POD: "<status> restarts=<n> oomkilled=<bool> exit=<code>" of the pod's container.
+state() {
+  docker inspect --format \
+    '{{.State.Status}} restarts={{.RestartCount}} oomkilled={{.State.OOMKilled}} exit={{.State.ExitCode}}' "$1"
+}
+# pods_running POD...: every pod's container runs and has never been restarted, neither by
+# Docker (restart policy) nor by podrun (liveness probe).
+pods_running() {
+  local pod status ok=0
+  for pod in "$@"; do
+    status="$(state "$pod" 2>&1)"
+    echo "$pod: $status"
+    [[ "$status" == "running restarts=0 "* ]] || ok=1
+  done
+  if cat "$work/kubelet-$scenario-"*.log | grep "restarting the container"; then ok=1; fi
+  return $ok
+}
+# running_or_give_up POD...: as pods_running, but a failure means "stop waiting" to wait_until.
+running_or_give_up() { pods_running "$@" >/dev/null || { pods_running "$@"; return 2; }; }
+# wait_until DESCRIPTION CMD...: polls CMD once a second until it succeeds. Fails at the
+# deadline, or at once when CMD returns 2; then prints CMD's last output.
+wait_until() {
+  local description="$1" deadline=$((SECONDS + timeout)) out rc
+  shift
+  while :; do
+    out="$("$@" 2>&1)"
+    rc=$?
+    [ $rc -eq 0 ] && return 0
+    if [ $rc -eq 2 ] || [ $SECONDS -ge $deadline ]; then
+      [ $rc -eq 2 ] && echo "gave up waiting for $description:" || echo "no $description after $timeout s"
+      echo "$out"
+      return 1
+    fi
+    sleep 1
+  done
+}
+# pod_logs POD...: the tail of each pod's stdout, to explain a failure.
+pod_logs() {
+  local pod
+  for pod in "$@"; do
+    echo "--- docker logs $pod"
+    docker logs --tail 15 "$pod" 2>&1
+  done
+}
+# trained POD...: worker 0's result.json says training reached the final global step; gives up
+# when a pod stops.
+trained() {
+  running_or_give_up "$@" || return 2
+  grep -qE "\"global_step\" *: *$train_steps\b" "$logs/mnist-worker-0/result.json"
+}
+# own_lines_only LOG POD: the log holds exactly one start of POD, and lines of no other pod.
+own_lines_only() {
+  local log="$1" pod="$2" role index marker starts others
+  role="${pod%-*}" && role="${role##*-}" && index="${pod##*-}"
+  marker="$([ "$role" = ps ] && echo PS || echo Worker) $index:"
+  starts="$(grep -c "pstrain [^ ]*: $role $index of " "$log")"
+  others="$(grep -oE '(PS|Worker) [0-9]+:' "$log" | sort -u | grep -vxF "$marker")"
+  if [ "$starts" != 1 ] || [ -n "$others" ]; then
+    echo "$log: $starts start lines of $role $index; lines of others: ${others:-none}"
+    return 1
+  fi
+}
+
+# --- scenario: the whole cluster -------------------------------------------------------------
+
+echo "== cluster: ${pods[*]} started together"
+scenario=cluster
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+if start_pods "$node" >"$work/out" 2>&1; then
+  grep -hE "^(starting|all) " "$work/kubelet-$scenario-"*.log | sed 's/^/    /'
+  grep -h "^mnist-ps-1: docker run --name mnist-ps-1 " "$work/kubelet-$scenario-"*.log | sed 's/^/    /'
+  check "pods started from the rendered StatefulSets: ${pods[*]}" pods_running "${pods[@]}"
+else
+  fail "podrun up: the pods did not start" "$(cat "$work/out")"
+  summary
+fi
+
+resources() {
+  local pod ok=0 got
+  for pod in "${pods[@]}"; do
+    got="$(docker inspect --format '{{.Config.Hostname}} cpus={{.HostConfig.NanoCpus}} memory={{.HostConfig.Memory}} user={{.Config.User}} readonly={{.HostConfig.ReadonlyRootfs}} capdrop={{.HostConfig.CapDrop}}' "$pod")"
+    echo "$pod: $got"
+    [ "$got" = "$pod cpus=200000000 memory=131072000 user=10001:10001 readonly=true capdrop=[ALL]" ] || ok=1
+  done
+  return $ok
+}
+check "every pod: its hostname, values.yml's limits (200m CPU, 125Mi), user 10001, read-only root, no capabilities" resources
+
+if out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")"; then
+  pass "training reached global step $train_steps: $(tr -d '\n ' <"$logs/mnist-worker-0/result.json")"
+else
+  fail "training to global step $train_steps" "$out$(pod_logs "${pods[@]}")"
+fi
+
+# Each pod's last line of training: a ps after the final step, a worker when it goes idle.
+all_ended() {
+  running_or_give_up "${pods[@]}" || return 2
+  grep -q "Training elapsed time" "$logs/mnist-ps-0/deploy.log" "$logs/mnist-ps-1/deploy.log" &&
+    grep -q "completed; idle until stopped" "$logs/mnist-worker-0/deploy.log" &&
+    grep -q "completed; idle until stopped" "$logs/mnist-worker-1/deploy.log"
+}
+check "every pod logged the end of its training" wait_until "the end of training in every log" all_ended
+
+tail_ps1() {
+  local out
+  out="$(docker exec mnist-ps-1 tail /tmp/mnist-log/deploy.log)" || return 1
+  echo "$out"
+  grep -qE "PS 1: global step [0-9]+ done" <<<"$out" &&
+    grep -qE "PS 1: global step $train_steps done" <<<"$out"
+}
+if out="$(tail_ps1 2>&1)"; then
+  pass "docker exec mnist-ps-1 tail /tmp/mnist-log/deploy.log shows ps-1's global steps up to $train_steps"
+  grep -E "global step" <<<"$out" | tail -n 3 | sed 's/^/    /'
+else
+  fail "docker exec mnist-ps-1 tail /tmp/mnist-log/deploy.log: no 'PS 1: global step $train_steps done'" "$out"
+fi
+
+# all_ready: podrun's last readiness report of every pod is "ready".
+all_ready() {
+  local pod last ok=0
+  for pod in "${pods[@]}"; do
+    last="$(cat "$work/kubelet-$scenario-"*.log | grep -E "^$pod: (ready|not ready)" | tail -n 1)"
+    echo "${last:-$pod: never ready}"
+    [ "$last" = "$pod: ready" ] || ok=1
+  done
+  return $ok
+}
+check "every pod is ready (readiness probe)" wait_until "every pod ready" all_ready
+check "after training every container still runs, never restarted (restart policy or liveness probe)" \
+  pods_running "${pods[@]}"
+not_oom_killed() {
+  local pod status ok=0
+  for pod in "${pods[@]}"; do
+    status="$(state "$pod")"
+    echo "$pod: $status"
+    [[ "$status" == *"oomkilled=false"* ]] || ok=1
+  done
+  return $ok
+}
+check "no container was OOM-killed" not_oom_killed
+
+one_log_per_pod() {
+  local pod
+  echo "$logs: $(ls "$logs" | tr '\n' ' ')"
+  [ "$(ls "$logs")" = "$(printf '%s\n' "${pods[@]}")" ] || return 1
+  for pod in "${pods[@]}"; do
+    [ -f "$logs/$pod/deploy.log" ] || { echo "no $pod/deploy.log"; return 1; }
+    own_lines_only "$logs/$pod/deploy.log" "$pod" || return 1
+  done
+}
+check "the node's log directory holds one deploy.log per pod, each with only its pod's lines" one_log_per_pod
+
+# Deleting the pods: SIGTERM, then exit 0 within the grace period. The kubelet stops first, so
+# that no liveness probe restarts a stopping container.
+stopped_cleanly() {
+  local pod ok=0 status
+  docker stop "${pods[@]}" >/dev/null
+  for pod in "${pods[@]}"; do
+    status="$(state "$pod")"
+    echo "$pod: $status"
+    [[ "$status" == "exited restarts=0 oomkilled=false exit=0" ]] &&
+      grep -q "received SIGTERM, exiting" "$logs/$pod/deploy.log" || ok=1
+  done
+  return $ok
+}
+stop_kubelets
+check "every pod exits 0 on SIGTERM (pod deletion), logging it" stopped_cleanly
+"$podrun" down -network "$network" >/dev/null
+
+# --- scenario: workers before any ps ---------------------------------------------------------
+
+echo "== workers first: the workers start before any ps exists"
+scenario=workers-first
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+workers=(mnist-worker-0 mnist-worker-1)
+# waits_for_dns: worker 0 has logged that it waits for a ps DNS name, and no ps exists.
+waits_for_dns() {
+  running_or_give_up "${workers[@]}" || return 2
+  grep -m 1 "waiting for DNS name mnist-ps-" "$logs/mnist-worker-0/deploy.log" || return 1
+  [ -z "$(docker ps --all --quiet --filter name='^mnist-ps-')" ] || { echo "a ps exists"; return 2; }
+}
+if start_pods "$node" mnist-worker >"$work/out" 2>&1; then
+  check "worker 0 logs that it waits for the ps DNS names while no ps exists" \
+    wait_until "'waiting for DNS name' in worker 0's log" waits_for_dns
+  if start_pods "$node" mnist-ps >"$work/out" 2>&1 &&
+    out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")"; then
+    pass "once the ps pods start, training reaches global step $train_steps"
+  else
+    fail "training after the ps pods start" "$(cat "$work/out")$out$(pod_logs "${pods[@]}")"
+  fi
+  check "the workers waited without a restart" pods_running "${workers[@]}"
+else
+  fail "podrun up mnist-worker: the workers did not start" "$(cat "$work/out")"
+fi
+stop_kubelets
+
+summary

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Fuzzes the wire-frame decoder with libFuzzer for a bounded time (default 60 s).
+# Needs clang-14 and libclang-rt-14-dev (ci/install-deps.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-60}"
+CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUILD_TESTING=OFF \
+  -DPSTRAIN_FUZZ=ON >/dev/null
+cmake --build build-fuzz --target frame_fuzzer -j"$(nproc)" >/dev/null
+corpus="$(mktemp -d)"
+trap 'rm -rf "$corpus"' EXIT
+status=0
+build-fuzz/daemon/frame_fuzzer -max_total_time="$seconds" -max_len=512 -print_final_stats=1 \
+  "$corpus" >"$corpus.log" 2>&1 || status=$?
+grep -E "^stat::number_of_executed_units|ERROR|SUMMARY" "$corpus.log" || true
+rm -f "$corpus.log"
+if [ "$status" -eq 0 ]; then echo "PASS frame fuzzer: ${seconds} s without a crash"; else echo "FAIL frame fuzzer (exit $status)"; fi
+exit "$status"

@@ -1,0 +1,38 @@
+// libFuzzer target: arbitrary bytes as a frame (header, then fields) through the decoders that
+// every connection runs on what it receives. Anything but a ProtocolError is a bug.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/net/message.hpp"
+
+using namespace pstrain::net;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
+  if (size < kHeaderSize) return 0;
+  HeaderBytes header;
+  std::memcpy(header.data(), data, kHeaderSize);
+  try {
+    auto frame = decodeHeader(header, 1 << 16);
+    size_t available = size - kHeaderSize;
+    size_t fixed = frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
+    std::vector<std::uint8_t> fields(data + kHeaderSize,
+                                     data + kHeaderSize + std::min(fixed, available));
+    switch (frame.type) {
+      case MessageType::kHello: decodeHello(fields); break;
+      case MessageType::kWelcome: decodeWelcome(fields); break;
+      case MessageType::kPush: decodePush(fields); break;
+      case MessageType::kParams: decodeParams(fields); break;
+      case MessageType::kStatusReply: decodeStatusReply(fields); break;
+      case MessageType::kDone: decodeDone(fields); break;
+      case MessageType::kChallenge: decodeChallenge(fields); break;
+      case MessageType::kProof: decodeProof(fields); break;
+      case MessageType::kPull:
+      case MessageType::kStatus:
+      case MessageType::kError: break;
+    }
+  } catch (const pstrain::ProtocolError&) {
+  }
+  return 0;
+}
