@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string>
 #include <thread>
 
 #include "pstrain/common/error.hpp"
@@ -51,6 +53,14 @@ std::optional<int> ChildProcess::poll() {
     status_ = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
   }
   return status_;
+}
+
+std::uint64_t ChildProcess::peakRssBytes() const {
+  std::ifstream status("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;  // in kB
+  }
+  return 0;
 }
 
 void ChildProcess::stop(std::chrono::milliseconds grace) {

@@ -210,6 +210,9 @@ Summary awaitResult(std::vector<Child>& children, const std::string& resultPath,
   for (;;) {
     if (auto summary = resultOfRun(resultPath, runId)) {
       progress.finish();
+      for (const auto& child : children) {
+        summary->peakRssBytes[child.name] = child.process->peakRssBytes();
+      }
       return *summary;
     }
     for (auto& child : children) {

@@ -90,6 +90,13 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
     summary.ps = settings.ps;
     summary.workers = settings.workers;
     summary.runId = std::to_string(runId);
+    if (result.localSteps > 0) {
+      const double steps = double(result.localSteps);
+      summary.computeMsPerStep = 1e3 * result.computeSeconds / steps;
+      summary.communicationMsPerStep = 1e3 * result.communicationSeconds / steps;
+      summary.waitingMsPerStep = 1e3 * result.waitingSeconds / steps;
+      summary.bytesPerStep = double(result.bytesExchanged) / steps;
+    }
     writeSummary(summary, settings.logDir + "/result.json");
     logger->info("Worker 0: model written to {}/model.bin; {}", settings.logDir, describe(summary));
   }

@@ -19,6 +19,15 @@ Poco::JSON::Object toJson(const Summary& s) {
   json.set("ps", s.ps);
   json.set("workers", s.workers);
   json.set("run_id", s.runId);
+  json.set("compute_ms_per_step", s.computeMsPerStep);
+  json.set("communication_ms_per_step", s.communicationMsPerStep);
+  json.set("waiting_ms_per_step", s.waitingMsPerStep);
+  json.set("bytes_per_step", s.bytesPerStep);
+  if (!s.peakRssBytes.empty()) {
+    Poco::JSON::Object rss(Poco::JSON_PRESERVE_KEY_ORDER);
+    for (const auto& [process, bytes] : s.peakRssBytes) rss.set(process, bytes);
+    json.set("peak_rss_bytes", rss);
+  }
   return json;
 }
 
@@ -33,6 +42,10 @@ Summary summaryFromJson(const std::string& text) {
     s.ps = json->getValue<int>("ps");
     s.workers = json->getValue<int>("workers");
     s.runId = json->optValue<std::string>("run_id", "");
+    s.computeMsPerStep = json->optValue<double>("compute_ms_per_step", 0);
+    s.communicationMsPerStep = json->optValue<double>("communication_ms_per_step", 0);
+    s.waitingMsPerStep = json->optValue<double>("waiting_ms_per_step", 0);
+    s.bytesPerStep = json->optValue<double>("bytes_per_step", 0);
     return s;
   } catch (const Poco::Exception& e) {
     throw IoError("cannot read a training summary: " + e.displayText());

@@ -76,7 +76,7 @@ size_t fixedFieldsSize(MessageType type) {
     case MessageType::kProof: return sizeof(Digest);
     case MessageType::kWelcome: return 4 * 8;
     case MessageType::kPush: return 8 + 4;
-    case MessageType::kParams: return 8 + 1 + 1;
+    case MessageType::kParams: return 8 + 1 + 1 + 4;
     case MessageType::kStatusReply: return 1 + 4 + 8 + 1;
     case MessageType::kDone: return 8;
     case MessageType::kPull:
@@ -144,7 +144,7 @@ std::vector<std::uint8_t> encode(const Push& m) {
 
 std::vector<std::uint8_t> encode(const Params& m) {
   return fields([&](ByteWriter& w) {
-    w.put(m.globalStep).put(std::uint8_t(m.applied)).put(std::uint8_t(m.done));
+    w.put(m.globalStep).put(std::uint8_t(m.applied)).put(std::uint8_t(m.done)).put(m.serviceMicros);
   });
 }
 
@@ -210,7 +210,8 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
   return decodeExactly(bytes, [](ByteReader& r) {
     auto globalStep = r.get<std::uint64_t>();
     auto applied = flagFromByte(r.get<std::uint8_t>());
-    return Params{globalStep, applied, flagFromByte(r.get<std::uint8_t>())};
+    auto done = flagFromByte(r.get<std::uint8_t>());
+    return Params{globalStep, applied, done, r.get<std::uint32_t>()};
   });
 }
 

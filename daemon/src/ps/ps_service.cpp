@@ -163,9 +163,11 @@ void PsService::serve(net::Connection& connection) {
         if (!worker) throw ProtocolError("pull before hello");
         const auto start = std::chrono::steady_clock::now();
         auto state = shard_.read(reply.data());
-        metrics_.pullSeconds.observe(secondsSince(start));
+        const double seconds = secondsSince(start);
+        metrics_.pullSeconds.observe(seconds);
         connection.send(net::MessageType::kParams,
-                        net::encode(net::Params{state.globalStep, false, state.done}),
+                        net::encode(net::Params{state.globalStep, false, state.done,
+                                                std::uint32_t(seconds * 1e6)}),
                         reply.data(), reply.size());
         break;
       }
@@ -175,9 +177,11 @@ void PsService::serve(net::Connection& connection) {
         connection.receiveValues(gradient.data(), gradient.size());
         const auto start = std::chrono::steady_clock::now();
         auto result = shard_.push(gradient.data(), reply.data());
-        metrics_.pushSeconds.observe(secondsSince(start));
+        const double seconds = secondsSince(start);
+        metrics_.pushSeconds.observe(seconds);
         connection.send(net::MessageType::kParams,
-                        net::encode(net::Params{result.globalStep, result.applied, result.done}),
+                        net::encode(net::Params{result.globalStep, result.applied, result.done,
+                                                std::uint32_t(seconds * 1e6)}),
                         reply.data(), reply.size());
         if (result.advanced) logStep(result, push.localStep, push.loss, *worker);
         break;

@@ -118,6 +118,7 @@ void Trainer::receiveParams(PsLink& link, bool& applied) {
   link.globalStep = params.globalStep;
   link.done = params.done;
   applied = applied || params.applied;
+  lastServiceSeconds_ = std::max(lastServiceSeconds_, params.serviceMicros * 1e-6);
 }
 
 bool Trainer::exchange(net::MessageType type, const std::vector<std::uint8_t>& fields) {
@@ -138,6 +139,7 @@ bool Trainer::exchange(net::MessageType type, const std::vector<std::uint8_t>& f
     }
   }
   bool applied = false;
+  lastServiceSeconds_ = 0;
   for (size_t i = 0; i < links_.size(); ++i) {
     if (!asked[i]) continue;
     try {
@@ -196,14 +198,21 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   logger->info("Worker {}: training on {} examples, batch {}, until global step {}", index,
                train.count, config_.batchSize, config_.trainSteps);
 
+  const auto bytesBefore = metrics_.traffic.sent + metrics_.traffic.received;
   while (!allDone()) {
+    const auto stepStart = std::chrono::steady_clock::now();
     const std::uint32_t* batch = sampler.next();
     model::gatherInputs(train.pixels.data(), train.imageSize(), batch, labels.size(), inputs);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = train.labels[batch[i]];
     float loss = mlp.lossAndGradient(params_.data(), inputs, labels.data(), gradient_.data());
-    if (!exchange(net::MessageType::kPush, net::encode(net::Push{result.localSteps + 1, loss}))) {
-      continue;
-    }
+    const auto computed = std::chrono::steady_clock::now();
+    bool applied =
+        exchange(net::MessageType::kPush, net::encode(net::Push{result.localSteps + 1, loss}));
+    const double exchangeSeconds = secondsSince(computed);
+    result.computeSeconds += std::chrono::duration<double>(computed - stepStart).count();
+    result.waitingSeconds += lastServiceSeconds_;
+    result.communicationSeconds += std::max(0.0, exchangeSeconds - lastServiceSeconds_);
+    if (!applied) continue;
 
     ++result.localSteps;
     const auto globalStep = minGlobalStep();
@@ -220,6 +229,15 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   }
 
   result.elapsedSeconds = secondsSince(start);
+  result.bytesExchanged = metrics_.traffic.sent + metrics_.traffic.received - bytesBefore;
+  if (result.localSteps > 0) {
+    const double steps = double(result.localSteps);
+    logger->info("Worker {}: per step {:.3f} ms computing, {:.3f} ms communicating, {:.3f} ms "
+                 "waiting for the ps, {:.0f} bytes exchanged",
+                 index, 1e3 * result.computeSeconds / steps,
+                 1e3 * result.communicationSeconds / steps, 1e3 * result.waitingSeconds / steps,
+                 double(result.bytesExchanged) / steps);
+  }
   logger->info("Training ends @ {:.6f}", unixTime());
   logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
   if (chief) {

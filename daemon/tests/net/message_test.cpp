@@ -81,7 +81,8 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(push.localStep == 42u);
   BOOST_TEST(push.loss == 0.25f);
 
-  auto params = decodeParams(encode(Params{99, true, false}));
+  auto params = decodeParams(encode(Params{99, true, false, 1234}));
+  BOOST_TEST(params.serviceMicros == 1234u);
   BOOST_TEST(params.globalStep == 99u);
   BOOST_TEST(params.applied);
   BOOST_TEST(!params.done);
@@ -122,7 +123,7 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
   auto badRole = hello;
   badRole[0] = 7;
   BOOST_CHECK_THROW(decodeHello(badRole), ProtocolError);
-  auto params = encode(Params{1, true, true});
+  auto params = encode(Params{1, true, true, 0});
   params[9] = 2;
   BOOST_CHECK_THROW(decodeParams(params), ProtocolError);
   BOOST_CHECK_THROW(decodeDone({}), ProtocolError);

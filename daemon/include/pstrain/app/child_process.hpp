@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ class ChildProcess {
 
   // The exit status once the child has ended (128 + signal when killed by one), else nothing.
   std::optional<int> poll();
+
+  // The child's peak resident set size so far (VmHWM), or 0 when it has ended.
+  std::uint64_t peakRssBytes() const;
 
   // SIGTERM, then SIGKILL if the child has not exited within `grace`.
   void stop(std::chrono::milliseconds grace);

@@ -3,6 +3,7 @@
 #include <Poco/JSON/Object.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace pstrain::app {
@@ -17,6 +18,12 @@ struct Summary {
   int ps = 0;
   int workers = 0;
   std::string runId;  // the run's configuration fingerprint
+  // Worker 0's training steps, on average: where the time went and the bytes it moved.
+  double computeMsPerStep = 0;
+  double communicationMsPerStep = 0;
+  double waitingMsPerStep = 0;
+  double bytesPerStep = 0;
+  std::map<std::string, std::uint64_t> peakRssBytes;  // per process ("ps-0", ...), from local
 
   double globalStepsPerSecond() const {
     return trainingElapsedSeconds > 0 ? double(globalStep) / trainingElapsedSeconds : 0;

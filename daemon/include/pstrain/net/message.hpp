@@ -83,6 +83,7 @@ struct Params {
   std::uint64_t globalStep;
   bool applied;  // the push this answers was applied (false once training has ended)
   bool done;     // the global step has reached trainSteps
+  std::uint32_t serviceMicros;  // time the ps held the request: lock, optimizer, sync barrier
 };
 
 struct StatusReply {

@@ -19,6 +19,12 @@ struct TrainingResult {
   std::uint64_t localSteps = 0;
   double elapsedSeconds = 0;
   std::optional<double> testAccuracy;  // worker 0 only
+  // Where the time of the training steps went: the gradient, the ps holding the request (lock,
+  // optimizer, sync barrier: waiting), and the rest of the round trips (communication).
+  double computeSeconds = 0;
+  double waitingSeconds = 0;
+  double communicationSeconds = 0;
+  std::uint64_t bytesExchanged = 0;  // sent and received by this worker
 };
 
 // One worker's training loop: pulls the parameters from every ps, computes the gradient of a
@@ -67,6 +73,7 @@ class Trainer {
   std::vector<float> params_;
   std::vector<float> gradient_;
   std::vector<PsLink> links_;
+  double lastServiceSeconds_ = 0;  // the longest any ps held a request of the last exchange
   observe::Metrics& metrics_;
 };
 
