@@ -125,6 +125,18 @@ validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restri
   --set logs.type=emptyDir
 refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
   bash -c 'helm template mnist chart | kubestrict -pod-security baseline'
+validate "checkpoints on a hostPath of their own, with the init container handing it over" -- \
+  --set checkpoints.volume.hostPath.path=/var/lib/pstrain --set checkpoints.everySeconds=0
+validate "checkpoints.volume on shared storage, Pod Security restricted" -pod-security restricted -- \
+  --set logs.type=emptyDir --set checkpoints.volume.persistentVolumeClaim.claimName=pstrain-state
+validate "authentication with an existing Secret" -- \
+  --set auth.existingSecret=training-key --set auth.key=hmac
+validate "authentication off" -- --set auth.enabled=false
+refused "the validator refuses a key volume naming a key its Secret lacks" 'Secret/mnist-auth has no key hmac' \
+  bash -c 'helm template mnist chart | sed "s/- key: \"key\"/- key: \"hmac\"/" | kubestrict'
+refused "the validator refuses a claim template without a storage request" 'requests.storage: Required' \
+  bash -c 'helm template mnist chart --set checkpoints.persistentVolumeClaim.enabled=true |
+    sed "/storage: \"1Gi\"/d" | kubestrict'
 refused "the validator refuses a misspelt field" 'unknown field "spec.servicName"' \
   bash -c 'helm template mnist chart | sed "s/serviceName:/servicName:/" | kubestrict'
 # The ServiceMonitor is a custom resource: decoded strictly into the Prometheus Operator's types.
@@ -173,11 +185,28 @@ a startup probe, which the chart does not have|{probes: {startup: {enabled: true
 metrics.serviceMonitor.interval 30 seconds|{metrics: {serviceMonitor: {interval: 30 seconds}}}|/metrics/serviceMonitor/interval
 test.timeoutSeconds 0|{test: {timeoutSeconds: 0}}|/test/timeoutSeconds
 networkPolicy.httpFrom with a misspelt peer|{networkPolicy: {httpFrom: [{ipblock: {cidr: 10.0.0.0/8}}]}}|'ipblock' not allowed
+idleTimeoutSeconds -1|{idleTimeoutSeconds: -1}|/idleTimeoutSeconds
+auth.enabled yes (a string)|{auth: {enabled: "yes"}}|/auth/enabled
+auth.existingSecret not a Secret name|{auth: {existingSecret: Training_Key}}|/auth/existingSecret
+auth.key a path|{auth: {key: keys/hmac}}|/auth/key
+checkpoints.everySeconds -5|{checkpoints: {everySeconds: -5}}|/checkpoints/everySeconds
+checkpoints.mountPath relative|{checkpoints: {mountPath: checkpoints}}|/checkpoints/mountPath
+checkpoints.volume with a name|{checkpoints: {volume: {name: state, emptyDir: {}}}}|/checkpoints/volume
+checkpoints.persistentVolumeClaim.accessModes ReadOnlyMany|{checkpoints: {persistentVolumeClaim: {accessModes: [ReadOnlyMany]}}}|/checkpoints/persistentVolumeClaim/accessModes
+checkpoints.persistentVolumeClaim.size 1 GB|{checkpoints: {persistentVolumeClaim: {size: 1 GB}}}|/checkpoints/persistentVolumeClaim/size
 EOF
 # A rule between two values cannot be said in JSON schema, so a template fails on it; helm lint
 # only reports a template's fail as [INFO], so helm template (and install) refuse it.
 printf '%s\n' '{http: {port: 9000}}' >"$work/bad.yaml"
 refused "helm template: http.port equal to worker.port" 'http.port 9000 is also worker.port' \
+  helm template mnist chart --values "$work/bad.yaml"
+printf '%s\n' '{checkpoints: {volume: {emptyDir: {}}, persistentVolumeClaim: {enabled: true}}}' >"$work/bad.yaml"
+refused "helm template: checkpoints.volume and checkpoints.persistentVolumeClaim together" \
+  'checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other' \
+  helm template mnist chart --values "$work/bad.yaml"
+printf '%s\n' '{checkpoints: {volume: {emptyDir: {}}, mountPath: /etc/pstrain-auth}}' >"$work/bad.yaml"
+refused "helm template: checkpoints.mountPath on the key's directory" \
+  "checkpoints.mountPath /etc/pstrain-auth is also the key's directory" \
   helm template mnist chart --values "$work/bad.yaml"
 
 echo "== contract and documentation"

@@ -155,3 +155,69 @@ log volume; either way each pod writes into its own sub-directory unless the mou
 {{- end }}
 {{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts | toJson }}
 {{- end }}
+
+{{/* pstrain.authSecret is the name of the Secret holding the shared key. */}}
+{{- define "pstrain.authSecret" -}}
+{{- .Values.auth.existingSecret | default (include "pstrain.componentName" (dict "ctx" . "component" "auth")) }}
+{{- end }}
+
+{{/*
+pstrain.authKeyFile is the file every ps and worker reads the shared key from: the Secret's data
+key auth.key, mounted read-only. Empty when authentication is off.
+*/}}
+{{- define "pstrain.authKeyFile" -}}
+{{- if .Values.auth.enabled -}}
+/etc/pstrain-auth/auth.key
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.authKey is the chart's own Secret's key, base64-encoded: the one the Secret in the
+cluster already holds (helm upgrade must not change it under running pods), else a new random
+one. helm template and helm install --dry-run see no cluster, so they render a new one. The key
+is chosen once per rendering and remembered in .Values.auth (the one map all templates share),
+so the Secret and the pods' checksum/auth annotation agree.
+*/}}
+{{- define "pstrain.authKey" -}}
+{{- if not (hasKey .Values.auth "renderedKey") }}
+{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "pstrain.authSecret" .) }}
+{{- $existing := "" }}
+{{- if $secret }}
+{{- $existing = index ($secret.data | default dict) .Values.auth.key | default "" }}
+{{- end }}
+{{- $_ := set .Values.auth "renderedKey" ($existing | default (randAlphaNum 48 | b64enc)) }}
+{{- end }}
+{{- .Values.auth.renderedKey }}
+{{- end }}
+
+{{/*
+pstrain.checkpointStorage is, as JSON, where checkpoints go: the daemon's checkpointDir (dir),
+the chart's checkpoint volume (volume, without a name; absent when checkpoints stay in the log
+directory or on the ps's claim) and whether the ps pods get a claim per pod (claim).
+*/}}
+{{- define "pstrain.checkpointStorage" -}}
+{{- $c := .Values.checkpoints }}
+{{- $logDir := include "pstrain.logDir" . }}
+{{- $storage := dict "dir" $logDir "claim" $c.persistentVolumeClaim.enabled }}
+{{- if and $c.volume $c.persistentVolumeClaim.enabled }}
+{{- fail "checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other: set one of them" }}
+{{- end }}
+{{- if or $c.volume $c.persistentVolumeClaim.enabled }}
+{{- $path := clean $c.mountPath }}
+{{- $taken := dict $logDir "the log directory" (include "pstrain.configPath" . | dir) "the configuration's directory" }}
+{{- with include "pstrain.authKeyFile" . }}
+{{- $_ := set $taken (dir .) "the key's directory" }}
+{{- end }}
+{{- if .Values.data.volume }}
+{{- $_ := set $taken (clean .Values.data.mountPath) "data.mountPath" }}
+{{- end }}
+{{- with index $taken $path }}
+{{- fail (printf "checkpoints.mountPath %s is also %s: checkpoints need a directory of their own" $path .) }}
+{{- end }}
+{{- $_ := set $storage "dir" $path }}
+{{- with $c.volume }}
+{{- $_ := set $storage "volume" . }}
+{{- end }}
+{{- end }}
+{{- toJson $storage }}
+{{- end }}

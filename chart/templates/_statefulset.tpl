@@ -6,9 +6,28 @@ Both roles run the same daemon with the same configuration file; it tells them a
 {{- $values := .ctx.Values }}
 {{- $role := index $values .component }}
 {{- $name := include "pstrain.componentName" . }}
-{{- $logDir := include "pstrain.logDir" .ctx }}
 {{- $logs := include "pstrain.logStorage" .ctx | fromJson }}
-{{- $httpPort := include "pstrain.httpPort" .ctx -}}
+{{- $httpPort := include "pstrain.httpPort" .ctx }}
+{{- $authKeyFile := include "pstrain.authKeyFile" .ctx }}
+{{- $checkpoints := include "pstrain.checkpointStorage" .ctx | fromJson }}
+{{- /* The checkpoint directory's mount, unless checkpoints stay in the log directory. */}}
+{{- $checkpointMount := dict }}
+{{- if $checkpoints.volume }}
+{{- $checkpointMount = dict "name" "pstrain-checkpoints" "mountPath" $checkpoints.dir "subPathExpr" "$(POD_NAME)" }}
+{{- else if and $checkpoints.claim (eq .component "ps") }}
+{{- $checkpointMount = dict "name" "pstrain-checkpoints" "mountPath" $checkpoints.dir }}
+{{- else if $checkpoints.claim }}
+{{- /* Workers have no claim: their completion record stays in their log directory. */}}
+{{- $checkpointMount = merge (dict "mountPath" $checkpoints.dir) (omit $logs.mount "readOnly") }}
+{{- end }}
+{{- /* The pod's own directories on a hostPath, which the kubelet creates owned by root. */}}
+{{- $hostPathMounts := list }}
+{{- if hasKey $logs.volume "hostPath" }}
+{{- $hostPathMounts = append $hostPathMounts $logs.mount }}
+{{- end }}
+{{- if and $checkpoints.volume (hasKey $checkpoints.volume "hostPath") }}
+{{- $hostPathMounts = append $hostPathMounts $checkpointMount }}
+{{- end -}}
 apiVersion: apps/v1
 kind: StatefulSet
 metadata:
@@ -28,6 +47,11 @@ spec:
         {{- include "pstrain.labels" . | nindent 8 }}
       annotations:
         checksum/config: {{ include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum }}
+        {{- if and $values.auth.enabled (not $values.auth.existingSecret) }}
+        # A new key (a new install, or a Secret deleted by hand) restarts every pod, so that all
+        # of them hold the same key.
+        checksum/auth: {{ include "pstrain.authKey" .ctx | sha256sum }}
+        {{- end }}
         {{- if $values.metrics.podAnnotations }}
         prometheus.io/scrape: "true"
         prometheus.io/port: {{ $httpPort | quote }}
@@ -56,17 +80,19 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- if and (hasKey $logs.volume "hostPath") $values.logs.fixPermissions }}
+      {{- if and $hostPathMounts $values.logs.fixPermissions }}
       initContainers:
         # The kubelet creates the pod's directory on the node owned by root; the daemon runs as
-        # runAsUser and must write deploy.log into it.
+        # runAsUser and must write deploy.log (and its checkpoint) into it.
         - name: log-permissions
           image: {{ include "pstrain.image" . }}
           imagePullPolicy: {{ $role.image.pullPolicy }}
           command:
             - chown
             - {{ printf "%v:%v" ($values.podSecurityContext.runAsUser | default 10001 | int64) ($values.podSecurityContext.runAsGroup | default 10001 | int64) | quote }}
-            - {{ $logDir }}
+            {{- range $hostPathMounts }}
+            - {{ .mountPath | quote }}
+            {{- end }}
           resources:
             {{- include "pstrain.resources" . | nindent 12 }}
           securityContext:
@@ -80,7 +106,9 @@ spec:
               add:
                 - CHOWN
           volumeMounts:
-            - {{- toYaml $logs.mount | nindent 14 }}
+            {{- range $hostPathMounts }}
+            - {{- toYaml . | nindent 14 }}
+            {{- end }}
       {{- end }}
       containers:
         - name: pstrain
@@ -136,6 +164,14 @@ spec:
               mountPath: {{ include "pstrain.configPath" .ctx | dir }}
               readOnly: true
             - {{- toYaml $logs.mount | nindent 14 }}
+            {{- with $checkpointMount }}
+            - {{- toYaml . | nindent 14 }}
+            {{- end }}
+            {{- if $authKeyFile }}
+            - name: pstrain-auth
+              mountPath: {{ dir $authKeyFile }}
+              readOnly: true
+            {{- end }}
             {{- if $values.data.volume }}
             - name: pstrain-data
               mountPath: {{ $values.data.mountPath | quote }}
@@ -154,6 +190,21 @@ spec:
         {{- if $logs.chartVolume }}
         - {{- toYaml $logs.volume | nindent 10 }}
         {{- end }}
+        {{- with $checkpoints.volume }}
+        - name: pstrain-checkpoints
+          {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- if $authKeyFile }}
+        - name: pstrain-auth
+          secret:
+            secretName: {{ include "pstrain.authSecret" .ctx }}
+            items:
+              - key: {{ $values.auth.key | quote }}
+                path: {{ base $authKeyFile }}
+            # Readable by the pod's fsGroup (0440), or by everyone in the container (0444)
+            # when podSecurityContext has no fsGroup.
+            defaultMode: {{ ternary 288 292 (not (empty ($values.podSecurityContext | default dict).fsGroup)) }}
+        {{- end }}
         {{- with $values.data.volume }}
         - name: pstrain-data
           {{- toYaml . | nindent 10 }}
@@ -161,6 +212,27 @@ spec:
         {{- with $values.volumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+  {{- if and $checkpoints.claim (eq .component "ps") }}
+  {{- $claim := $values.checkpoints.persistentVolumeClaim }}
+  # One claim per ps pod, pstrain-checkpoints-<pod>. Only the selector labels: the claim template
+  # cannot change on upgrade, and helm.sh/chart and version labels would.
+  volumeClaimTemplates:
+    - metadata:
+        name: pstrain-checkpoints
+        labels:
+          {{- include "pstrain.selectorLabels" . | nindent 10 }}
+      spec:
+        accessModes:
+          {{- toYaml $claim.accessModes | nindent 10 }}
+        {{- if eq $claim.storageClassName "-" }}
+        storageClassName: ""
+        {{- else if $claim.storageClassName }}
+        storageClassName: {{ $claim.storageClassName | quote }}
+        {{- end }}
+        resources:
+          requests:
+            storage: {{ $claim.size | quote }}
+  {{- end }}
 {{- end }}
 
 {{/* pstrain.probeTimings are the timing fields of a probe, from its values under probes. */}}

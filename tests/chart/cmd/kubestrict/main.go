@@ -8,8 +8,9 @@
 // also evaluates every pod as Pod Security admission would at that level.
 //
 // Across documents it checks what would fail only at run time: a probe naming a port its
-// container does not have, a Service whose named targetPort no selected pod template has, and a
-// ServiceMonitor that selects no Service of the stream or names a port those Services lack.
+// container does not have, a Service whose named targetPort no selected pod template has, a
+// ServiceMonitor that selects no Service of the stream or names a port those Services lack, and
+// a secret or configMap volume asking for a key its Secret or ConfigMap of the stream lacks.
 //
 // ServiceMonitor (monitoring.coreos.com/v1) is a custom resource: it is decoded strictly into the
 // Prometheus Operator's own Go types (github.com/prometheus-operator/prometheus-operator/pkg/apis/
@@ -187,11 +188,24 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 			errs = append(errs, field.Required(path.Child("serviceName"), "a StatefulSet's pods get DNS names from it"))
 		}
 		errs = append(errs, validateLabels(o.Spec.Template.Labels, path.Child("template", "metadata", "labels"))...)
-		errs = append(errs, validatePodSpec(&o.Spec.Template.Spec, path.Child("template", "spec"))...)
+		claims, claimErrs := validateClaimTemplates(o.Spec.VolumeClaimTemplates, path.Child("volumeClaimTemplates"))
+		errs = append(errs, claimErrs...)
+		errs = append(errs, validatePodSpec(&o.Spec.Template.Spec, path.Child("template", "spec"), claims...)...)
 		errs = append(errs, v.checkPodSecurity(&o.Spec.Template.ObjectMeta, &o.Spec.Template.Spec)...)
 	case *corev1.Pod:
 		errs = append(errs, validatePodSpec(&o.Spec, field.NewPath("spec"))...)
 		errs = append(errs, v.checkPodSecurity(&o.ObjectMeta, &o.Spec)...)
+	case *corev1.Secret:
+		for key := range o.Data {
+			errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
+		}
+		for key := range o.StringData {
+			errs = append(errs, validateDataKey(key, field.NewPath("stringData").Key(key))...)
+		}
+	case *corev1.ConfigMap:
+		for key := range o.Data {
+			errs = append(errs, validateDataKey(key, field.NewPath("data").Key(key))...)
+		}
 	case *corev1.Service:
 		for i, p := range o.Spec.Ports {
 			errs = append(errs, validatePortName(p.Name, field.NewPath("spec", "ports").Index(i).Child("name"))...)
@@ -246,13 +260,25 @@ func crossCheck(docs []*document) {
 	}
 	var templates []podTemplate
 	var services []*corev1.Service
+	dataKeys := map[string]map[string]bool{} // "Secret/name" and "ConfigMap/name": their keys
+	for _, d := range docs {
+		switch o := d.obj.(type) {
+		case *corev1.Secret:
+			dataKeys["Secret/"+o.Name] = keysOf(o.Data, o.StringData)
+		case *corev1.ConfigMap:
+			dataKeys["ConfigMap/"+o.Name] = keysOf(o.Data, o.BinaryData)
+		}
+	}
 	for _, d := range docs {
 		switch o := d.obj.(type) {
 		case *appsv1.StatefulSet:
 			templates = append(templates, podTemplate{o.Spec.Template.Labels, &o.Spec.Template.Spec})
-			d.errs = append(d.errs, validateProbePorts(&o.Spec.Template.Spec, field.NewPath("spec", "template", "spec"))...)
+			path := field.NewPath("spec", "template", "spec")
+			d.errs = append(d.errs, validateProbePorts(&o.Spec.Template.Spec, path)...)
+			d.errs = append(d.errs, validateVolumeKeys(&o.Spec.Template.Spec, path, dataKeys)...)
 		case *corev1.Pod:
 			d.errs = append(d.errs, validateProbePorts(&o.Spec, field.NewPath("spec"))...)
+			d.errs = append(d.errs, validateVolumeKeys(&o.Spec, field.NewPath("spec"), dataKeys)...)
 		case *corev1.Service:
 			services = append(services, o)
 		}
@@ -328,6 +354,80 @@ func validateProbePorts(spec *corev1.PodSpec, path *field.Path) []error {
 				errs = append(errs, field.NotFound(cp.Child(name, "port"), port.StrVal))
 			}
 		}
+	}
+	return errs
+}
+
+// keysOf is the set of keys of a Secret's or ConfigMap's two data maps.
+func keysOf[A, B any](a map[string]A, b map[string]B) map[string]bool {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	return keys
+}
+
+// validateVolumeKeys checks that the items of every secret and configMap volume whose Secret or
+// ConfigMap is in the stream name keys it has: the API server accepts any key, and the kubelet
+// then cannot mount the volume and the pod never starts. A Secret or ConfigMap outside the
+// stream (one the user provides) is not checked.
+func validateVolumeKeys(spec *corev1.PodSpec, path *field.Path, dataKeys map[string]map[string]bool) []error {
+	var errs []error
+	for i, v := range spec.Volumes {
+		var ref string
+		var items []corev1.KeyToPath
+		var optional *bool
+		switch {
+		case v.Secret != nil:
+			ref, items, optional = "Secret/"+v.Secret.SecretName, v.Secret.Items, v.Secret.Optional
+		case v.ConfigMap != nil:
+			ref, items, optional = "ConfigMap/"+v.ConfigMap.Name, v.ConfigMap.Items, v.ConfigMap.Optional
+		default:
+			continue
+		}
+		keys, found := dataKeys[ref]
+		if !found || (optional != nil && *optional) {
+			continue
+		}
+		for j, item := range items {
+			if !keys[item.Key] {
+				errs = append(errs, field.NotFound(path.Child("volumes").Index(i).Child("items").Index(j).Child("key"), ref+" has no key "+item.Key))
+			}
+		}
+	}
+	return errs
+}
+
+// validateClaimTemplates checks a StatefulSet's volumeClaimTemplates as the API server checks a
+// PersistentVolumeClaim (a name, access modes, a storage request) and returns their names, which
+// the pod template's mounts may name as volumes.
+func validateClaimTemplates(claims []corev1.PersistentVolumeClaim, path *field.Path) ([]string, []error) {
+	var names []string
+	var errs []error
+	for i, c := range claims {
+		p := path.Index(i)
+		for _, msg := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, field.Invalid(p.Child("metadata", "name"), c.Name, msg))
+		}
+		errs = append(errs, validateLabels(c.Labels, p.Child("metadata", "labels"))...)
+		if len(c.Spec.AccessModes) == 0 {
+			errs = append(errs, field.Required(p.Child("spec", "accessModes"), ""))
+		}
+		if _, ok := c.Spec.Resources.Requests[corev1.ResourceStorage]; !ok {
+			errs = append(errs, field.Required(p.Child("spec", "resources", "requests", "storage"), ""))
+		}
+		names = append(names, c.Name)
+	}
+	return names, errs
+}
+
+func validateDataKey(key string, path *field.Path) []error {
+	var errs []error
+	for _, msg := range validation.IsConfigMapKey(key) {
+		errs = append(errs, field.Invalid(path, key, msg))
 	}
 	return errs
 }
@@ -416,10 +516,14 @@ func validatePortName(name string, path *field.Path) []error {
 	return errs
 }
 
-// validatePodSpec checks what the API server checks about volumes, mounts and ports.
-func validatePodSpec(spec *corev1.PodSpec, path *field.Path) []error {
+// validatePodSpec checks what the API server checks about volumes, mounts and ports. claims are
+// the names of a StatefulSet's volumeClaimTemplates, which mounts may name too.
+func validatePodSpec(spec *corev1.PodSpec, path *field.Path, claims ...string) []error {
 	var errs []error
 	volumes := map[string]bool{}
+	for _, name := range claims {
+		volumes[name] = true
+	}
 	for i, v := range spec.Volumes {
 		p := path.Child("volumes").Index(i).Child("name")
 		for _, msg := range validation.IsDNS1123Label(v.Name) {
