@@ -210,7 +210,9 @@ struct Setting {
   std::string origin;
 };
 
-bool isBoolKey(const std::string& name) { return name == "sync" || name == "logToStdout"; }
+bool isBoolKey(const std::string& name) {
+  return name == "sync" || name == "logToStdout";
+}
 
 std::string keyFromFlag(const std::string& flag) {
   std::string key;

@@ -106,8 +106,8 @@ void gatherInputs(const std::uint8_t* pixels, size_t imageSize, const std::uint3
   inputs.set_size(arma::uword(imageSize), arma::uword(count));
   constexpr float kScale = 1.0f / 255.0f;
   for (size_t col = 0; col < count; ++col) {
-    const std::uint8_t* image = pixels + size_t(indices[col]) * imageSize;
-    float* column = inputs.colptr(arma::uword(col));
+    const std::uint8_t* __restrict image = pixels + size_t(indices[col]) * imageSize;
+    float* __restrict column = inputs.colptr(arma::uword(col));
     for (size_t i = 0; i < imageSize; ++i) column[i] = float(image[i]) * kScale;
   }
 }

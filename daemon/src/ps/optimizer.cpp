@@ -16,13 +16,13 @@ void Sgd::apply(float* params, const float* gradient) {
 Adam::Adam(size_t size, float learningRate)
     : learningRate_(learningRate), firstMoment_(size, 0.0f), secondMoment_(size, 0.0f) {}
 
-void Adam::apply(float* params, const float* gradient) {
+void Adam::apply(float* __restrict params, const float* __restrict gradient) {
   beta1Power_ *= kBeta1;
   beta2Power_ *= kBeta2;
   // Bias correction folded into the step size, as in the paper's efficient form.
   const float step = float(learningRate_ * std::sqrt(1.0 - beta2Power_) / (1.0 - beta1Power_));
-  float* m = firstMoment_.data();
-  float* v = secondMoment_.data();
+  float* __restrict m = firstMoment_.data();
+  float* __restrict v = secondMoment_.data();
   for (size_t i = 0, n = firstMoment_.size(); i < n; ++i) {
     m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * gradient[i];
     v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * gradient[i] * gradient[i];

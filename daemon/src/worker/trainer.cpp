@@ -59,7 +59,7 @@ Trainer::PsLink Trainer::open(const cluster::Endpoint& endpoint) {
                   net::encode(net::Proof{net::prove(authKey_, "worker", challenge.nonce, nonce)}));
   auto welcome = net::decodeWelcome(connection.receiveExpected(net::MessageType::kWelcome));
   connection.socket().setReceiveTimeout(timespan(config_.idleTimeoutSeconds));
-  return PsLink{endpoint, std::move(connection), welcome, welcome.globalStep, false};
+  return PsLink{endpoint, std::move(connection), welcome, welcome.globalStep, false, false, {}};
 }
 
 void Trainer::connect() {
@@ -121,40 +121,46 @@ void Trainer::receiveParams(PsLink& link, bool& applied) {
   lastServiceSeconds_ = std::max(lastServiceSeconds_, params.serviceMicros * 1e-6);
 }
 
-bool Trainer::exchange(net::MessageType type, const std::vector<std::uint8_t>& fields) {
+void Trainer::post(net::MessageType type, const std::vector<std::uint8_t>& fields) {
   const bool isPush = type == net::MessageType::kPush;
-  const auto start = std::chrono::steady_clock::now();
-  std::vector<std::string> failures(links_.size());
-  std::vector<bool> asked(links_.size(), false);
   // Requests go out to every ps first, so the ps work and the transfers overlap.
-  for (size_t i = 0; i < links_.size(); ++i) {
-    auto& link = links_[i];
+  for (auto& link : links_) {
     if (isPush && link.done) continue;
     try {
       link.connection.send(type, fields, isPush ? gradient_.data() + link.shard.offset : nullptr,
                            isPush ? link.shard.count : 0);
-      asked[i] = true;
+      link.awaiting = true;
     } catch (const PeerError& e) {
-      failures[i] = e.what();
+      link.failure = e.what();
     }
   }
+}
+
+bool Trainer::collect() {
   bool applied = false;
   lastServiceSeconds_ = 0;
-  for (size_t i = 0; i < links_.size(); ++i) {
-    if (!asked[i]) continue;
+  for (auto& link : links_) {
+    if (!link.awaiting) continue;
+    link.awaiting = false;
     try {
-      receiveParams(links_[i], applied);
+      receiveParams(link, applied);
     } catch (const ProtocolError&) {
       throw;  // a ps that speaks nonsense is not cured by reconnecting
     } catch (const PeerError& e) {
-      failures[i] = e.what();
+      link.failure = e.what();
     }
   }
-  for (size_t i = 0; i < links_.size(); ++i) {
-    if (!failures[i].empty()) reconnect(links_[i], failures[i]);
+  for (auto& link : links_) {
+    if (!link.failure.empty()) reconnect(link, link.failure);
   }
-  (isPush ? metrics_.pushSeconds : metrics_.pullSeconds).observe(secondsSince(start));
   return applied;
+}
+
+void Trainer::pull() {
+  const auto start = std::chrono::steady_clock::now();
+  post(net::MessageType::kPull, {});
+  collect();
+  metrics_.pullSeconds.observe(secondsSince(start));
 }
 
 bool Trainer::allDone() const {
@@ -176,7 +182,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   const int index = placement_.index;
   const bool chief = index == 0 && test != nullptr;
   connect();
-  exchange(net::MessageType::kPull, {});
+  pull();
   metrics_.setState(observe::State::kTraining);
 
   model::Mlp mlp(layout_);
@@ -199,32 +205,39 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                train.count, config_.batchSize, config_.trainSteps);
 
   const auto bytesBefore = metrics_.traffic.sent + metrics_.traffic.received;
-  while (!allDone()) {
-    const auto stepStart = std::chrono::steady_clock::now();
+  // The gradient of the next batch, on the parameters at hand.
+  auto computeGradient = [&] {
+    const auto computeStart = std::chrono::steady_clock::now();
     const std::uint32_t* batch = sampler.next();
     model::gatherInputs(train.pixels.data(), train.imageSize(), batch, labels.size(), inputs);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = train.labels[batch[i]];
     float loss = mlp.lossAndGradient(params_.data(), inputs, labels.data(), gradient_.data());
-    const auto computed = std::chrono::steady_clock::now();
-    bool applied =
-        exchange(net::MessageType::kPush, net::encode(net::Push{result.localSteps + 1, loss}));
-    const double exchangeSeconds = secondsSince(computed);
-    result.computeSeconds += std::chrono::duration<double>(computed - stepStart).count();
-    result.waitingSeconds += lastServiceSeconds_;
+    result.computeSeconds += secondsSince(computeStart);
+    return loss;
+  };
+  while (!allDone()) {
+    float loss = computeGradient();
+    const auto exchangeStart = std::chrono::steady_clock::now();
+    post(net::MessageType::kPush, net::encode(net::Push{result.localSteps + 1, loss}));
+    bool applied = collect();
+    const double exchangeSeconds = secondsSince(exchangeStart);
+    metrics_.pushSeconds.observe(exchangeSeconds);
+    result.waitingSeconds += std::min(lastServiceSeconds_, exchangeSeconds);
     result.communicationSeconds += std::max(0.0, exchangeSeconds - lastServiceSeconds_);
-    if (!applied) continue;
 
-    ++result.localSteps;
-    const auto globalStep = minGlobalStep();
-    metrics_.recordStep(globalStep, loss);
-    metrics_.recordLocalStep(result.localSteps);
-    if (result.localSteps % std::uint64_t(config_.logEverySteps) == 0) {
-      logger->info("Worker {}: training step {} done (global step: {})", index, result.localSteps,
-                   globalStep);
-    }
-    if (chief && config_.evalEverySteps > 0 &&
-        result.localSteps % std::uint64_t(config_.evalEverySteps) == 0) {
-      evaluate(result.localSteps);
+    if (applied) {
+      ++result.localSteps;
+      const auto globalStep = minGlobalStep();
+      metrics_.recordStep(globalStep, loss);
+      metrics_.recordLocalStep(result.localSteps);
+      if (result.localSteps % std::uint64_t(config_.logEverySteps) == 0) {
+        logger->info("Worker {}: training step {} done (global step: {})", index,
+                     result.localSteps, globalStep);
+      }
+      if (chief && config_.evalEverySteps > 0 &&
+          result.localSteps % std::uint64_t(config_.evalEverySteps) == 0) {
+        evaluate(result.localSteps);
+      }
     }
   }
 
@@ -242,7 +255,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
   if (chief) {
     // Every ps has stopped applying gradients, so this pull sees the final model.
-    exchange(net::MessageType::kPull, {});
+    pull();
     result.testAccuracy = evaluate(result.localSteps);
   }
   result.globalStep = minGlobalStep();

@@ -54,14 +54,19 @@ class Trainer {
     net::Welcome shard;
     std::uint64_t globalStep = 0;
     bool done = false;
+    bool awaiting = false;  // a request is out, its answer not yet read
+    std::string failure;    // why the connection broke, until it is made again
   };
 
   PsLink open(const cluster::Endpoint& endpoint);
   void connect();
   void reconnect(PsLink& link, const std::string& reason);
-  // Sends `type` to every ps (a push carries the ps's gradient slice; finished ps get no
-  // push), then takes in each answer's parameters. Returns whether any ps applied a push.
-  bool exchange(net::MessageType type, const std::vector<std::uint8_t>& fields);
+  // Sends `type` to every ps (a push carries the ps's gradient slice; finished ps get no push).
+  void post(net::MessageType type, const std::vector<std::uint8_t>& fields);
+  // Takes in the answers to post(): each ps's slice of the parameters. A ps whose connection
+  // broke is reconnected and its slice pulled afresh. Returns whether any ps applied a push.
+  bool collect();
+  void pull();
   void receiveParams(PsLink& link, bool& applied);
   bool allDone() const;
   std::uint64_t minGlobalStep() const;
