@@ -6,8 +6,10 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 
 namespace pstrain::app {
@@ -15,6 +17,16 @@ namespace {
 
 std::mutex hooksMutex;
 std::vector<std::function<void()>> hooks;
+int signalPipe[2] = {-1, -1};
+
+// A handler, not only a blocked signal: threads that libraries start before main (OpenBLAS
+// starts its pool when it is loaded) cannot have inherited the blocked signals, and the kernel
+// may deliver SIGTERM to one of them, where its default action would end the process at once.
+// The handler only passes the signal on to the thread below (write is async-signal-safe).
+void forwardSignal(int signal) {
+  const auto byte = static_cast<unsigned char>(signal);
+  [[maybe_unused]] auto written = write(signalPipe[1], &byte, 1);
+}
 
 }  // namespace
 
@@ -23,10 +35,21 @@ void handleTerminationSignals(std::function<int(int signal)> onSignal) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  if (pipe2(signalPipe, O_CLOEXEC) != 0) throw IoError("cannot create the signal pipe");
+  struct sigaction action {};
+  action.sa_handler = forwardSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::thread([signals, onSignal = std::move(onSignal)] {
-    int signal = 0;
-    sigwait(&signals, &signal);
+    // The one thread started from here on that takes the signals.
+    pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+    unsigned char byte = 0;
+    while (read(signalPipe[0], &byte, 1) != 1) {
+    }
+    const int signal = byte;
     {
       std::lock_guard<std::mutex> lock(hooksMutex);
       for (auto hook = hooks.rbegin(); hook != hooks.rend(); ++hook) {
