@@ -15,24 +15,15 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
+#include "support/wait.hpp"
 
 // Processes killed, stopped and restarted while a local cluster trains.
 
 using namespace pstrain::testing;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int kSteps = 4000;
-
-bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
-}
 
 // The highest "global step N" a ps has logged so far.
 long psGlobalStep(const std::string& log) {

@@ -18,26 +18,17 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
+#include "support/wait.hpp"
 
 // Bad bytes thrown at a live ps while two workers train with it: each bad connection is refused
 // and logged, and the training completes.
 
 using namespace pstrain::testing;
 using namespace pstrain::net;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
 constexpr int kSteps = 20000;
-
-bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
-}
 
 struct LiveCluster {
   TempDir data;
@@ -97,6 +88,14 @@ bool closedByPs(Poco::Net::StreamSocket& socket) {
   }
 }
 
+// A worker's side of the handshake, proving `key`.
+void introduce(Connection& connection, const Hello& hello, const std::string& key) {
+  connection.send(MessageType::kHello, encode(hello));
+  auto challenge = decodeChallenge(connection.receiveExpected(MessageType::kChallenge));
+  connection.send(MessageType::kProof,
+                  encode(Proof{prove(key, "worker", challenge.nonce, hello.nonce)}));
+}
+
 bool logged(const LiveCluster& cluster, const std::string& text) {
   return waitFor([&] { return cluster.psLog().find(text) != std::string::npos; },
                  std::chrono::seconds(10));
@@ -147,22 +146,14 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
   {  // a connection without the key
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 20);
-    auto hello = cluster.hello();
-    connection.send(MessageType::kHello, encode(hello));
-    auto challenge = decodeChallenge(connection.receiveExpected(MessageType::kChallenge));
-    connection.send(MessageType::kProof,
-                    encode(Proof{prove("a-wrong-key", "worker", challenge.nonce, hello.nonce)}));
+    introduce(connection, cluster.hello(), "a-wrong-key");
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(logged(cluster, "failed authentication"));
   }
   {  // the right key, then a push of the wrong shape
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 24);
-    auto hello = cluster.hello();
-    connection.send(MessageType::kHello, encode(hello));
-    auto challenge = decodeChallenge(connection.receiveExpected(MessageType::kChallenge));
-    connection.send(MessageType::kProof,
-                    encode(Proof{prove("the-right-key", "worker", challenge.nonce, hello.nonce)}));
+    introduce(connection, cluster.hello(), "the-right-key");
     decodeWelcome(connection.receiveExpected(MessageType::kWelcome));
     std::vector<float> gradient(10, 1.0f);
     connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());

@@ -16,12 +16,12 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
+#include "support/wait.hpp"
 #include "support/prometheus.hpp"
 
 // A ps and a worker as separate processes, watched through their HTTP endpoints.
 
 using namespace pstrain::testing;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
@@ -44,16 +44,6 @@ HttpResult httpGet(int port, const std::string& path) {
   } catch (const Poco::Exception&) {
     return {};  // not listening yet
   }
-}
-
-// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
-  auto deadline = Clock::now() + timeout;
-  while (Clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return condition();
 }
 
 double metric(int port, const std::string& name, const std::string& labels) {
