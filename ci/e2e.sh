@@ -225,7 +225,8 @@ node="$work/node-$scenario"
 logs="$node/$log_volume"
 if start_pods "$node" >"$work/out" 2>&1; then
   grep -hE "^(starting|all) " "$work/kubelet-$scenario-"*.log | sed 's/^/    /'
-  grep -h "^mnist-ps-1: docker run --name mnist-ps-1 " "$work/kubelet-$scenario-"*.log | sed 's/^/    /'
+  grep -h "^mnist-ps-1: docker run --name mnist-ps-1 " "$work/kubelet-$scenario-"*.log |
+    sed -E 's/ --label [^ ]+//g; s/^/    /'
   check "pods started from the rendered StatefulSets: ${pods[*]}" pods_running "${pods[@]}"
 else
   fail "podrun up: the pods did not start" "$(cat "$work/out")"

@@ -42,6 +42,9 @@ func (cl *cluster) runArgs(p *pod, c *corev1.Container, init bool, volumes map[s
 	if len(c.EnvFrom) > 0 || c.Lifecycle != nil || c.RestartPolicy != nil || len(c.VolumeDevices) > 0 {
 		return nil, fmt.Errorf("pod %s, container %s: envFrom, lifecycle, restartPolicy and volumeDevices are not simulated", p.name, c.Name)
 	}
+	if err := checkProbes(p, c); err != nil {
+		return nil, err
+	}
 	args := []string{"run", "--name", containerName(p, c, init)}
 	if !init {
 		args = append(args, "--detach", "--restart", dockerRestartPolicy(p.spec.RestartPolicy))
@@ -130,11 +133,7 @@ func (cl *cluster) podArgs(p *pod) []string {
 		args = append(args, "--dns-search", search)
 	}
 	args = append(args, "--dns-option", "ndots:5")
-	grace := int64(corev1.DefaultTerminationGracePeriodSeconds)
-	if p.spec.TerminationGracePeriodSeconds != nil {
-		grace = *p.spec.TerminationGracePeriodSeconds
-	}
-	args = append(args, "--stop-timeout", strconv.FormatInt(grace, 10))
+	args = append(args, "--stop-timeout", strconv.FormatInt(p.gracePeriod(), 10))
 	podLabels := maps.Clone(p.labels)
 	podLabels[networkLabel] = cl.network
 	podLabels["io.kubernetes.pod.name"] = p.name

@@ -5,29 +5,34 @@
 //	podrun down -network NAME
 //
 // up starts every pod of the named StatefulSets (all when none is named): pods of a Parallel
-// StatefulSet all at once, those of an OrderedReady one in order, and the StatefulSets' pods in
-// a shuffled order. Each pod is one container named after the pod, on the user-defined Docker
-// network NAME, whose embedded DNS answers the names a headless Service gives the pod
-// (<pod>.<service> and <pod>.<service>.<namespace>.svc.<cluster domain>). Init containers run
-// to their end first. Volumes live under DIR, which stands for the node's filesystem: a
-// hostPath volume /x is DIR/x. What podrun does not simulate (other volume types, envFrom,
-// pods of several containers …) it refuses rather than ignores; probes are not run.
+// StatefulSet all at once, those of an OrderedReady one each after the one before is ready, and
+// the StatefulSets' pods in a shuffled order. Each pod is one container named after the pod, on
+// the user-defined Docker network NAME, whose embedded DNS answers the names a headless Service
+// gives the pod (<pod>.<service> and <pod>.<service>.<namespace>.svc.<cluster domain>). Init
+// containers run to their end first. Volumes live under DIR, which stands for the node's
+// filesystem: a hostPath volume /x is DIR/x. Once every pod has started ("all N pods started"),
+// up runs their liveness and readiness probes, reporting "<pod>: ready" and any liveness
+// failure and restart, until SIGTERM or SIGINT. What podrun does not simulate (other volume
+// types, envFrom, startup probes, pods of several containers …) it refuses rather than ignores.
 //
 // down removes the containers up started on NAME, and the network.
 package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -111,19 +116,37 @@ func up(network, namespace, clusterDomain, nodeRoot string, seed uint64, names [
 	}
 	say("starting %d pods, in shuffled order (-seed %d): %s", len(order), seed, strings.Join(order, " "))
 
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	var probes sync.WaitGroup
 	errs := make([]error, len(units))
-	var wait sync.WaitGroup
+	var starting sync.WaitGroup
 	for i, unit := range units {
-		wait.Go(func() {
-			for _, p := range unit {
-				if errs[i] = cl.start(p); errs[i] != nil {
+		starting.Go(func() {
+			for j, p := range unit {
+				if j > 0 { // OrderedReady: a pod starts once the one before is ready
+					select {
+					case <-unit[j-1].ready:
+					case <-ctx.Done():
+						return
+					}
+				}
+				if errs[i] = cl.start(ctx, p, &probes); errs[i] != nil {
 					return
 				}
 			}
 		})
 	}
-	wait.Wait()
-	return errors.Join(errs...)
+	starting.Wait()
+	if err := errors.Join(errs...); err != nil {
+		stop()
+		probes.Wait()
+		return err
+	}
+	say("all %d pods started; running their probes until stopped", len(order))
+	<-ctx.Done()
+	probes.Wait()
+	return nil
 }
 
 func selectStatefulSets(m *manifests, names []string) ([]*appsv1.StatefulSet, error) {
@@ -145,8 +168,9 @@ func selectStatefulSets(m *manifests, names []string) ([]*appsv1.StatefulSet, er
 	return selected, nil
 }
 
-// start runs a pod: its volumes, then each init container to its end, then its app container.
-func (cl *cluster) start(p *pod) error {
+// start runs a pod: its volumes, then each init container to its end, then its app container,
+// whose probes then run until ctx ends.
+func (cl *cluster) start(ctx context.Context, p *pod, probes *sync.WaitGroup) error {
 	if p.spec.HostNetwork || len(p.spec.Containers) != 1 {
 		return fmt.Errorf("pod %s: only pods of one container on the pod network are simulated", p.name)
 	}
@@ -163,7 +187,19 @@ func (cl *cluster) start(p *pod) error {
 			return err
 		}
 	}
-	return cl.run(p, &p.spec.Containers[0], false, volumes)
+	c := &p.spec.Containers[0]
+	if err := cl.run(p, c, false, volumes); err != nil {
+		return err
+	}
+	if c.ReadinessProbe == nil {
+		p.markReady()
+	} else {
+		probes.Go(func() { cl.probeLoop(ctx, p, c, readiness, c.ReadinessProbe) })
+	}
+	if c.LivenessProbe != nil {
+		probes.Go(func() { cl.probeLoop(ctx, p, c, liveness, c.LivenessProbe) })
+	}
+	return nil
 }
 
 func (cl *cluster) run(p *pod, c *corev1.Container, init bool, volumes map[string]volume) error {

@@ -18,6 +18,7 @@ type manifests struct {
 	statefulSets []appsv1.StatefulSet
 	services     map[string]corev1.Service
 	configMaps   map[string]corev1.ConfigMap
+	secrets      map[string]corev1.Secret
 	// ignored names the other objects ("Kind/name"), which no pod depends on here.
 	ignored []string
 }
@@ -25,7 +26,8 @@ type manifests struct {
 // readManifests decodes a multi-document YAML stream such as `helm template` prints, strictly:
 // a field the Kubernetes API types do not have is an error.
 func readManifests(r io.Reader) (*manifests, error) {
-	m := &manifests{services: map[string]corev1.Service{}, configMaps: map[string]corev1.ConfigMap{}}
+	m := &manifests{services: map[string]corev1.Service{}, configMaps: map[string]corev1.ConfigMap{},
+		secrets: map[string]corev1.Secret{}}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for {
 		doc, err := reader.Read()
@@ -58,6 +60,10 @@ func readManifests(r io.Reader) (*manifests, error) {
 			var configMap corev1.ConfigMap
 			err = yaml.UnmarshalStrict(doc, &configMap)
 			m.configMaps[configMap.Name] = configMap
+		case "v1/Secret":
+			var secret corev1.Secret
+			err = yaml.UnmarshalStrict(doc, &secret)
+			m.secrets[secret.Name] = secret
 		default:
 			m.ignored = append(m.ignored, object.Kind+"/"+object.Metadata.Name)
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -17,6 +19,10 @@ type pod struct {
 	set       *appsv1.StatefulSet
 	labels    map[string]string
 	spec      *corev1.PodSpec
+
+	ready     chan struct{} // closed when the pod is first ready
+	readyOnce sync.Once
+	restarts  atomic.Int32 // restarts after failed liveness probes
 }
 
 // podsOf returns the pods of a StatefulSet: <name>-0 … <name>-<replicas-1>.
@@ -34,9 +40,21 @@ func podsOf(set *appsv1.StatefulSet, namespace string) []*pod {
 		}
 		podLabels[appsv1.StatefulSetPodNameLabel] = name
 		podLabels[appsv1.PodIndexLabel] = strconv.Itoa(ordinal)
-		pods = append(pods, &pod{name, namespace, set, podLabels, &set.Spec.Template.Spec})
+		pods = append(pods, &pod{name: name, namespace: namespace, set: set, labels: podLabels,
+			spec: &set.Spec.Template.Spec, ready: make(chan struct{})})
 	}
 	return pods
+}
+
+// markReady records that the pod is ready: its readiness probe succeeded, or it has none.
+func (p *pod) markReady() { p.readyOnce.Do(func() { close(p.ready) }) }
+
+// gracePeriod is the pod's terminationGracePeriodSeconds.
+func (p *pod) gracePeriod() int64 {
+	if p.spec.TerminationGracePeriodSeconds != nil {
+		return *p.spec.TerminationGracePeriodSeconds
+	}
+	return corev1.DefaultTerminationGracePeriodSeconds
 }
 
 // field is the value of a downward-API field reference.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,8 +18,8 @@ type volume struct {
 }
 
 // prepareVolumes makes the pod's volumes on the node as the kubelet does, under nodeRoot:
-// a configMap volume is a directory of files, one per key; a hostPath volume is nodeRoot+path;
-// an emptyDir is a new world-writable directory. Other volume types are refused.
+// a configMap or secret volume is a directory of files, one per key; a hostPath volume is
+// nodeRoot+path; an emptyDir is a new world-writable directory. Other volume types are refused.
 func prepareVolumes(p *pod, m *manifests, nodeRoot string) (map[string]volume, error) {
 	volumes := map[string]volume{}
 	var fsGroup *int64
@@ -32,6 +33,10 @@ func prepareVolumes(p *pod, m *manifests, nodeRoot string) (map[string]volume, e
 		case v.ConfigMap != nil:
 			dir := filepath.Join(podDir, "configmap", v.Name)
 			err = writeConfigMap(dir, v.ConfigMap, m, fsGroup)
+			volumes[v.Name] = volume{dir, true}
+		case v.Secret != nil:
+			dir := filepath.Join(podDir, "secret", v.Name)
+			err = writeSecret(dir, v.Secret, m, fsGroup)
 			volumes[v.Name] = volume{dir, true}
 		case v.HostPath != nil:
 			dir := filepath.Join(nodeRoot, v.HostPath.Path)
@@ -51,7 +56,7 @@ func prepareVolumes(p *pod, m *manifests, nodeRoot string) (map[string]volume, e
 	return volumes, nil
 }
 
-// writeConfigMap writes a configMap volume's files with their modes, group-owned by fsGroup.
+// writeConfigMap writes a configMap volume's files.
 func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *manifests, fsGroup *int64) error {
 	configMap, found := m.configMaps[source.Name]
 	if !found && (source.Optional == nil || !*source.Optional) {
@@ -61,14 +66,31 @@ func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *manifes
 	for key, value := range configMap.Data {
 		contents[key] = []byte(value)
 	}
-	for key, value := range configMap.BinaryData {
-		contents[key] = value
+	maps.Copy(contents, configMap.BinaryData)
+	mode := firstSet(source.DefaultMode, ptr(int32(corev1.ConfigMapVolumeSourceDefaultMode)))
+	return writeKeys(dir, "ConfigMap "+source.Name, contents, source.Items, *mode, fsGroup)
+}
+
+// writeSecret writes a secret volume's files.
+func writeSecret(dir string, source *corev1.SecretVolumeSource, m *manifests, fsGroup *int64) error {
+	secret, found := m.secrets[source.SecretName]
+	if !found && (source.Optional == nil || !*source.Optional) {
+		return fmt.Errorf("Secret %s is not in the manifests", source.SecretName)
 	}
-	mode := int32(corev1.ConfigMapVolumeSourceDefaultMode)
-	if source.DefaultMode != nil {
-		mode = *source.DefaultMode
+	contents := maps.Clone(secret.Data)
+	if contents == nil {
+		contents = map[string][]byte{}
 	}
-	items := source.Items
+	for key, value := range secret.StringData {
+		contents[key] = []byte(value)
+	}
+	mode := firstSet(source.DefaultMode, ptr(int32(corev1.SecretVolumeSourceDefaultMode)))
+	return writeKeys(dir, "Secret "+source.SecretName, contents, source.Items, *mode, fsGroup)
+}
+
+// writeKeys writes one file per key (or per item, when items are given) with its mode; with
+// fsGroup, group-owned by it and group-readable.
+func writeKeys(dir, source string, contents map[string][]byte, items []corev1.KeyToPath, mode int32, fsGroup *int64) error {
 	if len(items) == 0 {
 		for key := range contents {
 			items = append(items, corev1.KeyToPath{Key: key, Path: key})
@@ -80,28 +102,30 @@ func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *manifes
 	for _, item := range items {
 		content, found := contents[item.Key]
 		if !found {
-			return fmt.Errorf("ConfigMap %s has no key %s", source.Name, item.Key)
+			return fmt.Errorf("%s has no key %s", source, item.Key)
 		}
 		if err := checkRelative(item.Path); err != nil {
 			return err
 		}
 		file := filepath.Join(dir, item.Path)
-		fileMode := mode
-		if item.Mode != nil {
-			fileMode = *item.Mode
-		}
 		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
 			return err
 		}
 		if err := os.WriteFile(file, content, 0o600); err != nil {
 			return err
 		}
-		if err := setOwnership(file, os.FileMode(fileMode), fsGroup); err != nil {
+		fileMode := os.FileMode(*firstSet(item.Mode, &mode))
+		if fsGroup != nil { // as the kubelet makes a read-only volume's files readable by fsGroup
+			fileMode |= 0o440
+		}
+		if err := setOwnership(file, fileMode, fsGroup); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+func ptr[T any](value T) *T { return &value }
 
 // makeHostPath checks or creates a hostPath volume's directory by its type. An unset type is
 // not checked by the kubelet; the container runtime then creates a missing directory.
