@@ -202,7 +202,7 @@ pod_logs() {
 # when a pod stops.
 trained() {
   running_or_give_up "$@" || return 2
-  grep -qE "\"global_step\" *: *$train_steps\b" "$logs/mnist-worker-0/result.json"
+  grep -qsE "\"global_step\" *: *$train_steps\b" "$logs/mnist-worker-0/result.json" || return 1
 }
 # own_lines_only LOG POD: the log holds exactly one start of POD, and lines of no other pod.
 own_lines_only() {
@@ -245,7 +245,8 @@ resources() {
 check "every pod: its hostname, values.yml's limits (200m CPU, 125Mi), user 10001, read-only root, no capabilities" resources
 
 if out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")"; then
-  pass "training reached global step $train_steps: $(tr -d '\n ' <"$logs/mnist-worker-0/result.json")"
+  pass "training reached global step $train_steps ($(grep -oE '"(test_accuracy|training_elapsed_s)"[^,]*' \
+    "$logs/mnist-worker-0/result.json" | tr -d '"' | paste -sd ' '))"
 else
   fail "training to global step $train_steps" "$out$(pod_logs "${pods[@]}")"
 fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
-# (ctest), a minute of fuzzing of the frame decoder and the chart checks. Exits non-zero if any of them fails.
+# (ctest), a minute of fuzzing of the frame decoder, the chart checks and the end-to-end test
+# (the image, and the chart's pods as Docker containers). Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,4 +12,5 @@ status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
+bash ci/e2e.sh || status=1
 exit $status
