@@ -193,6 +193,7 @@ func (cl *cluster) start(ctx context.Context, p *pod, probes *sync.WaitGroup) er
 	}
 	if c.ReadinessProbe == nil {
 		p.markReady()
+		say("%s: ready (no readiness probe)", p.name)
 	} else {
 		probes.Go(func() { cl.probeLoop(ctx, p, c, readiness, c.ReadinessProbe) })
 	}
