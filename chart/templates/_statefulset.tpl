@@ -93,6 +93,12 @@ spec:
             {{- range $hostPathMounts }}
             - {{ .mountPath | quote }}
             {{- end }}
+          # The kubelet expands subPathExpr from this container's own env.
+          env:
+            - name: POD_NAME
+              valueFrom:
+                fieldRef:
+                  fieldPath: metadata.name
           resources:
             {{- include "pstrain.resources" . | nindent 12 }}
           securityContext:
