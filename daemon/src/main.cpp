@@ -23,7 +23,7 @@ void printUsage() {
       "  pstrain local [FLAGS] [--summary-json FILE]\n"
       "                           a whole cluster (--ps N --workers M) as local processes\n"
       "  pstrain single [FLAGS] [--summary-json FILE]\n"
-      "                           the same training in one process, without network\n"
+      "                           the same training in one process on one core, no network\n"
       "  pstrain status [--wait SECONDS] HOST:PORT...\n"
       "                           progress of processes, from their HTTP ports; --wait: until\n"
       "                           each has made progress (exit 4 if one has not in time)\n"

@@ -18,7 +18,8 @@ int runSingle(const std::vector<std::string>& originalArgs) {
   const auto summaryPath = takeSummaryFlag(args);
   const auto settings = config::load({args, config::processEnvironment()});
   log::initConsole();
-  limitBlasThreads(cpuLimit());
+  // One core: the bound a worker process is measured against.
+  limitBlasThreads(1);
   auto files = data::findMnistFiles(settings.dataDir);
   auto train = data::loadTrainingSet(files);
   auto test = data::loadTestSet(files);
