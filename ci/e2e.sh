@@ -12,6 +12,15 @@
 # SIGTERM. Scenario "workers first": the workers start before any ps exists, wait
 # for the ps DNS names, and train once the ps pods start.
 #
+# Longer runs (a few thousand global steps, at about 800 per second here), each a fault:
+# "helm test": the chart's test pod (podrun test, as `helm test`) succeeds while the cluster
+# trains, and fails with pstrain's one line and exit code 4 once the ps containers are stopped.
+# "ps killed": `docker kill` of mnist-ps-1 a third into the run, then the pod recreated as a
+# StatefulSet does (podrun recreate: same hostname, DNS names, hostPath volume): the ps restores
+# its checkpoint, the workers reconnect, and training completes. "worker cut off": mnist-worker-0's
+# pod is disconnected from the network for 5 s a third into the run, then connected again with
+# its DNS names: training completes, and the pause and any reconnection are reported.
+#
 # Needs root, Docker, and Go (at /usr/local/go or on PATH); helm is the one ci/chart-test.sh
 # builds. The base image debian:bookworm-slim is made with debootstrap when it is not present,
 # so no registry is needed; apt inside `docker build` needs deb.debian.org.
@@ -127,17 +136,26 @@ fi
 # --- the rendered chart ----------------------------------------------------------------------
 
 echo "== chart rendered from values.yml"
+# render FILE [HELM FLAGS...]: the chart rendered from values.yml with the image under test, and
+# the flags given, into FILE.
+render() {
+  local file="$1"
+  shift
+  "$helm" template "$release" chart --values values.yml \
+    --set "ps.image.repository=${image%:*},ps.image.tag=${image##*:},ps.image.pullPolicy=Never" \
+    --set "worker.image.repository=${image%:*},worker.image.tag=${image##*:},worker.image.pullPolicy=Never" \
+    "$@" >"$file"
+}
+# trainsteps FILE: the global steps the rendered ConfigMap trains for.
+trainsteps() { sed -n 's/^ *trainSteps: *//p' "$1"; }
 manifests="$work/manifests.yaml"
-if out="$("$helm" template "$release" chart --values values.yml \
-  --set "ps.image.repository=${image%:*},ps.image.tag=${image##*:},ps.image.pullPolicy=Never" \
-  --set "worker.image.repository=${image%:*},worker.image.tag=${image##*:},worker.image.pullPolicy=Never" \
-  2>&1 >"$manifests")"; then
+if out="$(render "$manifests" 2>&1)"; then
   pass "helm template $release chart --values values.yml, with image $image"
 else
   fail "helm template" "$out"
   summary
 fi
-train_steps="$(sed -n 's/^ *trainSteps: *//p' "$manifests")"
+train_steps="$(trainsteps "$manifests")"
 pods=(mnist-ps-0 mnist-ps-1 mnist-worker-0 mnist-worker-1)
 
 # --- helpers on the pods ---------------------------------------------------------------------
@@ -231,7 +249,7 @@ node="$work/node-$scenario"
 logs="$node/$log_volume"
 if start_pods "$node" >"$work/out" 2>&1; then
   grep -hE "^(starting|all) " "$work/kubelet-$scenario-"*.log | sed 's/^/    /'
-  grep -h "^mnist-ps-1: docker run --name mnist-ps-1 " "$work/kubelet-$scenario-"*.log |
+  grep -hE "^mnist-ps-1: docker run --name mnist-ps-1(-sandbox)? " "$work/kubelet-$scenario-"*.log |
     sed -E 's/ --label [^ ]+//g; s/^/    /'
   check "pods started from the rendered StatefulSets: ${pods[*]}" pods_running "${pods[@]}"
 else
@@ -359,5 +377,236 @@ else
   fail "podrun up mnist-worker: the workers did not start" "$(cat "$work/out")"
 fi
 stop_kubelets
+"$podrun" down -network "$network" >/dev/null
+
+# --- helpers of the longer runs --------------------------------------------------------------
+
+# global_step LOG: the last global step in LOG ("global step N done" of a ps, "(global step: N)"
+# of a worker, "checkpoint at global step N").
+global_step() { tail -n 20 "$1" 2>/dev/null | grep -oE 'global step:? [0-9]+' | tail -n 1 | grep -oE '[0-9]+$'; }
+# reached POD STEP: POD's log shows global step STEP or later; gives up when a pod stops.
+reached() {
+  running_or_give_up "${pods[@]}" || return 2
+  local step
+  step="$(global_step "$logs/$1/deploy.log")"
+  echo "$1: global step ${step:-none}"
+  [ -n "$step" ] && [ "$step" -ge "$2" ]
+}
+# longest_pause LOG PATTERN: the longest time between two consecutive lines of LOG matching
+# PATTERN, from their time stamps ("[2026-11-21 12:24:37.312909] ..."), as "S s after HH:MM:SS".
+longest_pause() {
+  grep -E "$2" "$1" | awk -F'[] []' '{
+      split($3, t, ":"); now = t[1] * 3600 + t[2] * 60 + t[3]
+      if (NR > 1 && now - last > longest) { longest = now - last; at = substr(last_clock, 1, 8) }
+      last = now; last_clock = $3
+    } END { printf "%.1f s after %s\n", longest, at }'
+}
+# run_test MANIFESTS: podrun test, as helm test --logs, of the chart's test pod in MANIFESTS.
+run_test() { "$podrun" test -network "$network" -node-root "$node" -timeout 60s <"$1"; }
+# test_output LOG: what the test pod printed, as podrun test reports it (indented).
+test_output() { sed -n '/^mnist-test: output:/,/^mnist-test: [a-z]/p' "$1" | grep '^    '; }
+
+# --- scenario: helm test ---------------------------------------------------------------------
+
+echo "== helm test: the chart's test pod while the cluster trains, and once the ps are stopped"
+scenario=helm-test
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+manifests="$work/manifests-$scenario.yaml"
+short_test="$work/test-pod-short.yaml"
+short_timeout=3
+# A run far longer than this scenario (about 800 global steps/s here), so it trains throughout.
+# The failing case is the same test pod rendered with a short timeout.
+if out="$(render "$manifests" --set hyperparams.trainsteps=100000 2>&1 &&
+  render "$short_test" --set hyperparams.trainsteps=100000 --set test.timeoutSeconds=$short_timeout \
+    --show-only templates/tests/pod.yaml 2>&1)" &&
+  train_steps="$(trainsteps "$manifests")" && start_pods "$node" >"$work/out" 2>&1; then
+  # As `helm install` then `helm test`: the test starts with the pods and waits for progress.
+  test_ok="$work/test-$scenario-ok.log"
+  run_test "$manifests" >"$test_ok" 2>&1
+  rc=$?
+  succeeded_training() {
+    local target
+    [ $rc -eq 0 ] && grep -q "^mnist-test: succeeded" "$test_ok" || return 1
+    for target in "mnist-ps-0.mnist-ps:8080 ps 0" "mnist-ps-1.mnist-ps:8080 ps 1" \
+      "mnist-worker-0.mnist-worker:8080 worker 0"; do
+      test_output "$test_ok" | grep -qE "^    $target: training: global step [1-9][0-9]*/$train_steps\b" || return 1
+    done
+  }
+  if succeeded_training; then
+    pass "helm test (the chart's test pod: pstrain$(grep -oE ' status --wait [0-9]+ .*' "$test_ok" | head -n 1)) succeeds while the cluster trains"
+    test_output "$test_ok" | grep -E ': training: ' | cut -c 1-110
+  else
+    fail "helm test during training: podrun test exit code $rc" "$(cat "$test_ok")"
+  fi
+  # Still training after the test: worker 0's /status, read with the image's pstrain status.
+  still_training() {
+    local out step
+    out="$(docker exec mnist-worker-0 pstrain status localhost:8080 2>&1 | head -n 1)"
+    echo "$out"
+    step="$(grep -oE "worker 0: training: global step [0-9]+/$train_steps\b" <<<"$out" | grep -oE '[0-9]+/' | tr -d /)"
+    [ -n "$step" ] && [ "$step" -gt 0 ] && [ "$step" -lt "$train_steps" ]
+  }
+  if out="$(still_training)"; then
+    pass "after the test the cluster is still training (docker exec mnist-worker-0 pstrain status localhost:8080):"
+    echo "    $out"
+  else
+    fail "worker 0 is still training after the test" "$out"
+  fi
+
+  # Without the ps: the kubelet stops first (no liveness restart), then the ps containers.
+  stop_kubelets
+  docker stop mnist-ps-0 mnist-ps-1 >/dev/null
+  test_failed="$work/test-$scenario-failed.log"
+  test_start=$SECONDS
+  run_test "$short_test" >"$test_failed" 2>&1
+  rc=$?
+  took=$((SECONDS - test_start))
+  # One line from pstrain, naming a ps and the timeout, and exit code 4 (a peer not reached).
+  failed_clearly() {
+    local lines
+    lines="$(test_output "$test_failed")"
+    [ $rc -ne 0 ] && grep -q "^mnist-test: failed: exit code 4$" "$test_failed" &&
+      [ "$(wc -l <<<"$lines")" = 1 ] &&
+      grep -qE "^    pstrain: mnist-ps-[01]\.mnist-ps:8080: .+ after waiting $short_timeout s$" <<<"$lines" &&
+      [ $took -le $((short_timeout + 15)) ]
+  }
+  if failed_clearly; then
+    pass "with the ps stopped, helm test (--wait $short_timeout) fails in $took s, exit code 4, with one line:"
+    test_output "$test_failed"
+  else
+    fail "helm test without the ps: podrun test exit code $rc after $took s" "$(cat "$test_failed")"
+  fi
+else
+  fail "helm test scenario: rendering or starting the pods" "$out$(cat "$work/out")"
+fi
+stop_kubelets
+docker stop "${pods[@]}" >/dev/null 2>&1
+"$podrun" down -network "$network" >/dev/null
+
+# --- scenario: a ps killed and recreated ------------------------------------------------------
+
+echo "== ps killed: docker kill mnist-ps-1 a third into the run, then the pod is recreated"
+scenario=ps-killed
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+manifests="$work/manifests-$scenario.yaml"
+# About 11 s of training; a checkpoint every second, so there is one before the kill.
+if out="$(render "$manifests" --set hyperparams.trainsteps=9000 --set checkpoints.everySeconds=1 2>&1)" &&
+  train_steps="$(trainsteps "$manifests")" && start_pods "$node" >"$work/out" 2>&1; then
+  kill_at=$((train_steps / 3))
+  checkpointed() {
+    reached mnist-ps-1 "$kill_at" || return
+    grep -m 1 "PS 1: checkpoint at global step" "$logs/mnist-ps-1/deploy.log"
+  }
+  # lost POD: both workers have logged the lost connection to POD.
+  lost() {
+    grep -qs "Worker 0: lost ps $1" "$logs/mnist-worker-0/deploy.log" &&
+      grep -qs "Worker 1: lost ps $1" "$logs/mnist-worker-1/deploy.log"
+  }
+  if out="$(wait_until "ps 1 at global step $kill_at with a checkpoint" checkpointed)" &&
+    killed_at="$(global_step "$logs/mnist-ps-1/deploy.log")" &&
+    docker kill mnist-ps-1 >/dev/null && [ "$(timeout 60 docker wait mnist-ps-1)" = 137 ] &&
+    out="$(wait_until "both workers to log that they lost ps 1" lost mnist-ps-1)"; then
+    pass "docker kill mnist-ps-1 at its global step $killed_at of $train_steps (exit 137); the workers logged it:"
+    grep -h "lost ps mnist-ps-1" "$logs"/mnist-worker-[01]/deploy.log | sed 's/^/    /' | cut -c 1-150
+    if "$podrun" recreate -network "$network" -node-root "$node" mnist-ps-1 <"$manifests" \
+      >"$work/recreate-$scenario.log" 2>&1; then
+      pass "podrun recreate mnist-ps-1: same hostname, DNS names and hostPath volume"
+    else
+      fail "podrun recreate mnist-ps-1" "$(cat "$work/recreate-$scenario.log")"
+    fi
+  else
+    fail "killing mnist-ps-1 a third into the run" "$out$(state mnist-ps-1)$(pod_logs "${pods[@]}")"
+  fi
+  if out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")"; then
+    pass "training completed: global step $train_steps ($(grep -oE '"test_accuracy"[^,]*' \
+      "$logs/mnist-worker-0/result.json" | tr -d '"'))"
+  else
+    fail "training to global step $train_steps after the kill" "$out$(pod_logs "${pods[@]}")"
+  fi
+  restored="$(grep -h "PS 1: restored .*checkpoint" "$logs/mnist-ps-1/deploy.log")"
+  if [ -n "$restored" ]; then
+    pass "the recreated ps 1 restored its checkpoint:"
+    sed 's/^/    /' <<<"$restored"
+  else
+    fail "no 'PS 1: restored … checkpoint' in ps 1's log" "$(grep -vE 'global step [0-9]+ done' "$logs/mnist-ps-1/deploy.log" | tail -n 20)"
+  fi
+  reconnected="$(grep -h "reconnected to ps mnist-ps-1" "$logs"/mnist-worker-[01]/deploy.log)"
+  if grep -q "Worker 0: reconnected" <<<"$reconnected" && grep -q "Worker 1: reconnected" <<<"$reconnected"; then
+    pass "both workers reconnected to ps 1:"
+    sed 's/^/    /' <<<"$reconnected"
+  else
+    fail "both workers log 'reconnected to ps mnist-ps-1'" "$reconnected$(pod_logs mnist-worker-0 mnist-worker-1)"
+  fi
+else
+  fail "ps-killed scenario: rendering or starting the pods" "$out$(cat "$work/out")"
+fi
+stop_kubelets
+docker stop "${pods[@]}" >/dev/null 2>&1
+"$podrun" down -network "$network" >/dev/null
+
+# --- scenario: a worker cut off the network ---------------------------------------------------
+
+echo "== worker cut off: docker network disconnect of mnist-worker-0 for 5 s, a third into the run"
+scenario=partition
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+manifests="$work/manifests-$scenario.yaml"
+outage=5
+# The pod's network namespace is its sandbox's (podrun runs every container of the pod in it).
+sandbox=mnist-worker-0-sandbox
+# aliases CONTAINER: its DNS names on the network, without the ones Docker adds itself (its
+# name, short id and hostname).
+aliases() {
+  local id hostname
+  id="$(docker inspect --format '{{.Id}}' "$1" | cut -c 1-12)"
+  hostname="$(docker inspect --format '{{.Config.Hostname}}' "$1")"
+  docker inspect --format "{{range (index .NetworkSettings.Networks \"$network\").Aliases}}{{println .}}{{end}}" "$1" |
+    grep -vxF -e "$1" -e "$id" -e "$hostname" -e '' | sort -u
+}
+address() { docker inspect --format "{{(index .NetworkSettings.Networks \"$network\").IPAddress}}" "$1"; }
+if out="$(render "$manifests" --set hyperparams.trainsteps=9000 2>&1)" &&
+  train_steps="$(trainsteps "$manifests")" && start_pods "$node" >"$work/out" 2>&1; then
+  cut_at=$((train_steps / 3))
+  if out="$(wait_until "worker 0 at global step $cut_at" reached mnist-worker-0 "$cut_at")" &&
+    names="$(aliases $sandbox)" && before="$(address $sandbox)" && [ -n "$names" ] &&
+    out="$(docker network disconnect "$network" $sandbox 2>&1)"; then
+    cut_step="$(global_step "$logs/mnist-worker-0/deploy.log")"
+    sleep "$outage" # the fault: no network for this long
+    alias_args=()
+    for name in $names; do alias_args+=(--alias "$name"); done
+    if out="$(docker network connect "${alias_args[@]}" "$network" $sandbox 2>&1)" &&
+      [ "$(aliases $sandbox)" = "$names" ]; then
+      pass "mnist-worker-0 disconnected at global step $cut_step for $outage s, then reconnected with its DNS names $(paste -sd ' ' <<<"$names") (address $before, then $(address $sandbox))"
+    else
+      fail "docker network connect mnist-worker-0 with its DNS names" "$out$(aliases $sandbox)"
+    fi
+  else
+    fail "disconnecting mnist-worker-0 a third into the run" "$out"
+  fi
+  if out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")"; then
+    pass "training completed: global step $train_steps ($(grep -oE '"test_accuracy"[^,]*' \
+      "$logs/mnist-worker-0/result.json" | tr -d '"'))"
+  else
+    fail "training to global step $train_steps after the disconnection" "$out$(pod_logs "${pods[@]}")"
+  fi
+  check "no pod was restarted (a $outage s outage is shorter than the liveness probe's tolerance)" \
+    pods_running "${pods[@]}"
+  # What the daemon did: the pause in worker 0's steps, and any lost connection it logged.
+  pause="$(longest_pause "$logs/mnist-worker-0/deploy.log" 'Worker 0: training step')"
+  if [ "$(cut -d . -f 1 <<<"$pause")" -ge $((outage - 1)) ]; then
+    pass "worker 0 made no step while cut off: its longest pause between steps was $pause"
+  else
+    fail "worker 0 paused while cut off (longest pause between steps: $pause)"
+  fi
+  events="$(grep -hE 'lost ps|reconnected to ps|connection from .* ended' "$logs"/*/deploy.log |
+    grep -v 'closed by the peer' | cut -c 1-160)"
+  echo "    ${events:-no lost or reconnected connection logged: the connections stalled and resumed}" | sed '2,$s/^/    /'
+else
+  fail "partition scenario: rendering or starting the pods" "$out$(cat "$work/out")"
+fi
+stop_kubelets
+docker stop "${pods[@]}" >/dev/null 2>&1
 
 summary

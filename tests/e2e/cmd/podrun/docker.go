@@ -25,32 +25,88 @@ type cluster struct {
 	imageUser func(image string) (string, error)
 }
 
+// runMode is how a container runs.
+type runMode int
+
+const (
+	// initContainer runs an init container to its end.
+	initContainer runMode = iota
+	// detached starts an app container in the background, restarted as the pod's restartPolicy
+	// says.
+	detached
+	// foreground runs the app container of a pod that runs once (restartPolicy Never, a helm
+	// test) to its end.
+	foreground
+)
+
 // containerName is the Docker name of a pod's container: the pod's name for its (only) app
 // container, so `docker exec <pod>` works as `kubectl exec <pod>` does.
-func containerName(p *pod, c *corev1.Container, init bool) string {
-	if init {
+func containerName(p *pod, c *corev1.Container, mode runMode) string {
+	if mode == initContainer {
 		return p.name + "-init-" + c.Name
 	}
 	return p.name
 }
 
+// sandboxName is the Docker name of a pod's sandbox container, which holds the pod's network
+// namespace: its address, hostname and DNS names on the network, and its resolv.conf.
+func sandboxName(p *pod) string { return p.name + "-sandbox" }
+
+// sandboxArgs are the `docker run` arguments of the pod's sandbox, as the kubelet's "pause"
+// container: every container of the pod joins its network namespace, so init containers and
+// the app container, and the app container after a restart, share one address and one set of
+// DNS names, which exist from before the first init container until the pod is deleted. It
+// sleeps, as the user 65535 of the pause image, in the image of the pod's first container (no
+// registry is needed), and exposes the ports of the pod's containers.
+func (cl *cluster) sandboxArgs(p *pod) []string {
+	args := []string{"run", "--name", sandboxName(p), "--detach", "--hostname", p.hostname}
+	domain, names := p.dns(cl.manifests, cl.clusterDomain)
+	if domain != "" {
+		args = append(args, "--domainname", domain)
+	}
+	args = append(args, "--network", cl.network)
+	for _, name := range names {
+		args = append(args, "--network-alias", name)
+	}
+	for _, search := range []string{p.namespace + ".svc." + cl.clusterDomain, "svc." + cl.clusterDomain, cl.clusterDomain} {
+		args = append(args, "--dns-search", search)
+	}
+	args = append(args, "--dns-option", "ndots:5")
+	args = append(args, cl.labelArgs(p, "POD")...)
+	for _, c := range p.spec.Containers {
+		for _, port := range c.Ports {
+			protocol := strings.ToLower(string(port.Protocol))
+			if protocol == "" {
+				protocol = "tcp"
+			}
+			args = append(args, "--expose", fmt.Sprintf("%d/%s", port.ContainerPort, protocol))
+		}
+	}
+	args = append(args, "--user", "65535:65535", "--read-only", "--cap-drop", "ALL",
+		"--security-opt", "no-new-privileges", "--memory", "16m", "--entrypoint", "sleep",
+		p.spec.Containers[0].Image, "infinity")
+	return args
+}
+
 // runArgs are the `docker run` arguments that start container c of pod p as the kubelet would:
-// the pod's hostname and DNS, the container's environment (downward API filled in), command,
-// ports, resource limits, security context and volume mounts. An app container is detached and
-// restarted by Docker as the pod's restartPolicy says; an init container runs to its end.
-func (cl *cluster) runArgs(p *pod, c *corev1.Container, init bool, volumes map[string]volume) ([]string, error) {
+// in the pod's sandbox (its network, hostname and DNS), with the container's environment
+// (downward API filled in), command, resource limits, security context and volume mounts. An app container is detached and
+// restarted by Docker as the pod's restartPolicy says, or runs in the foreground; an init
+// container runs to its end.
+func (cl *cluster) runArgs(p *pod, c *corev1.Container, mode runMode, volumes map[string]volume) ([]string, error) {
 	if len(c.EnvFrom) > 0 || c.Lifecycle != nil || c.RestartPolicy != nil || len(c.VolumeDevices) > 0 {
 		return nil, fmt.Errorf("pod %s, container %s: envFrom, lifecycle, restartPolicy and volumeDevices are not simulated", p.name, c.Name)
 	}
 	if err := checkProbes(p, c); err != nil {
 		return nil, err
 	}
-	args := []string{"run", "--name", containerName(p, c, init)}
-	if !init {
+	args := []string{"run", "--name", containerName(p, c, mode)}
+	if mode == detached {
 		args = append(args, "--detach", "--restart", dockerRestartPolicy(p.spec.RestartPolicy))
 	}
-	args = append(args, cl.podArgs(p)...)
-	args = append(args, "--label", "io.kubernetes.container.name="+c.Name)
+	args = append(args, "--network", "container:"+sandboxName(p))
+	args = append(args, "--stop-timeout", strconv.FormatInt(p.gracePeriod(), 10))
+	args = append(args, cl.labelArgs(p, c.Name)...)
 
 	env := map[string]string{}
 	for _, e := range c.Env {
@@ -66,13 +122,6 @@ func (cl *cluster) runArgs(p *pod, c *corev1.Container, init bool, volumes map[s
 		}
 		env[e.Name] = value
 		args = append(args, "--env", e.Name+"="+value)
-	}
-	for _, port := range c.Ports {
-		protocol := strings.ToLower(string(port.Protocol))
-		if protocol == "" {
-			protocol = "tcp"
-		}
-		args = append(args, "--expose", fmt.Sprintf("%d/%s", port.ContainerPort, protocol))
 	}
 	args = append(args, resourceArgs(c.Resources)...)
 	security, err := cl.securityArgs(p, c)
@@ -117,27 +166,15 @@ func (cl *cluster) runArgs(p *pod, c *corev1.Container, init bool, volumes map[s
 	return append(args, expandAll(c.Args, env)...), nil
 }
 
-// podArgs are what every container of the pod shares: hostname, network identity, the pod's
-// resolv.conf (its namespace's search path, ndots:5), grace period and labels.
-func (cl *cluster) podArgs(p *pod) []string {
-	args := []string{"--hostname", p.name}
-	subdomain, names := p.dns(cl.manifests, cl.clusterDomain)
-	if subdomain != "" {
-		args = append(args, "--domainname", subdomain)
-	}
-	args = append(args, "--network", cl.network)
-	for _, name := range names {
-		args = append(args, "--network-alias", name)
-	}
-	for _, search := range []string{cl.namespace + ".svc." + cl.clusterDomain, "svc." + cl.clusterDomain, cl.clusterDomain} {
-		args = append(args, "--dns-search", search)
-	}
-	args = append(args, "--dns-option", "ndots:5")
-	args = append(args, "--stop-timeout", strconv.FormatInt(p.gracePeriod(), 10))
+// labelArgs are the labels of every container of the pod: the pod's, the network's (for down),
+// the kubelet's pod name and namespace, and the container's name ("POD" for the sandbox).
+func (cl *cluster) labelArgs(p *pod, container string) []string {
+	var args []string
 	podLabels := maps.Clone(p.labels)
 	podLabels[networkLabel] = cl.network
 	podLabels["io.kubernetes.pod.name"] = p.name
 	podLabels["io.kubernetes.pod.namespace"] = p.namespace
+	podLabels["io.kubernetes.container.name"] = container
 	for _, key := range slices.Sorted(maps.Keys(podLabels)) {
 		args = append(args, "--label", key+"="+podLabels[key])
 	}

@@ -2,20 +2,37 @@
 // kubelet would run them, for an end-to-end test on a machine without Kubernetes.
 //
 //	helm template … | podrun up -network NAME -node-root DIR [STATEFULSET…]
+//	helm template … | podrun recreate -network NAME -node-root DIR POD…
+//	helm template … | podrun test -network NAME -node-root DIR [-timeout DURATION]
 //	podrun down -network NAME
 //
 // up starts every pod of the named StatefulSets (all when none is named): pods of a Parallel
 // StatefulSet all at once, those of an OrderedReady one each after the one before is ready, and
 // the StatefulSets' pods in a shuffled order. Each pod is one container named after the pod, on
-// the user-defined Docker network NAME, whose embedded DNS answers the names a headless Service
-// gives the pod (<pod>.<service> and <pod>.<service>.<namespace>.svc.<cluster domain>). Init
-// containers run to their end first. Volumes live under DIR, which stands for the node's
+// the user-defined Docker network NAME, in the network namespace of the pod's sandbox container
+// <pod>-sandbox (the kubelet's pause container), which has the pod's address, hostname and
+// resolv.conf, and the DNS names a headless Service gives the pod (<pod>.<service> and
+// <pod>.<service>.<namespace>.svc.<cluster domain>) in the network's embedded DNS. Init
+// containers run to their end first, in the same sandbox. Volumes live under DIR, which stands for the node's
 // filesystem: a hostPath volume /x is DIR/x. Once every pod has started ("all N pods started"),
 // up runs their liveness and readiness probes, reporting "<pod>: ready" and any liveness
 // failure and restart, until SIGTERM or SIGINT. What podrun does not simulate (other volume
 // types, envFrom, startup probes, pods of several containers …) it refuses rather than ignores.
 //
-// down removes the containers up started on NAME, and the network.
+// recreate does what the StatefulSet controller does when a pod is gone (deleted, or its
+// container killed): it removes what is left of each named pod's containers and sandbox and
+// starts the pod again from the manifests, with the same hostname, DNS names and volumes on the
+// same node (DIR), so a hostPath volume keeps its contents. The up that started the pods goes on
+// probing them by name.
+//
+// test is `helm test`: it runs each Pod of the manifests annotated helm.sh/hook: test, one after
+// another (by helm.sh/hook-weight, then name), once, in the foreground, on the network and with
+// the same kubelet-like translation as the StatefulSets' pods; prints each one's output, as
+// `helm test --logs` does, and "<pod>: succeeded" or "<pod>: failed …"; and exits 1 when one
+// failed or did not end within -timeout. helm.sh/hook-delete-policy is followed
+// (before-hook-creation, the default, removes the pod of an earlier test first).
+//
+// down removes the containers podrun started on NAME, and the network.
 package main
 
 import (
@@ -30,6 +47,7 @@ import (
 	"os/signal"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,27 +59,42 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fatal(errors.New("usage: podrun up|down [flags]; podrun up -h lists the flags"))
+		fatal(errors.New("usage: podrun up|recreate|test|down [flags]; podrun up -h lists the flags"))
 	}
-	flags := flag.NewFlagSet("podrun "+os.Args[1], flag.ExitOnError)
+	command := os.Args[1]
+	flags := flag.NewFlagSet("podrun "+command, flag.ExitOnError)
 	network := flags.String("network", "pstrain-e2e", "the Docker network the pods run on")
-	var err error
-	switch os.Args[1] {
-	case "up":
-		namespace := flags.String("namespace", "default", "the pods' namespace")
-		clusterDomain := flags.String("cluster-domain", "cluster.local", "the cluster's DNS domain")
-		nodeRoot := flags.String("node-root", "", "the directory standing for the node's filesystem root (required)")
-		seed := flags.Uint64("seed", uint64(time.Now().UnixNano()), "seed of the shuffled start order")
+	if command == "down" {
 		_ = flags.Parse(os.Args[2:])
-		if *nodeRoot == "" {
-			fatal(errors.New("podrun up: -node-root is required"))
+		if err := down(*network); err != nil {
+			fatal(err)
 		}
-		err = up(*network, *namespace, *clusterDomain, *nodeRoot, *seed, flags.Args())
-	case "down":
-		_ = flags.Parse(os.Args[2:])
-		err = down(*network)
-	default:
-		err = fmt.Errorf("unknown command %q: up or down", os.Args[1])
+		return
+	}
+	namespace := flags.String("namespace", "default", "the pods' namespace")
+	clusterDomain := flags.String("cluster-domain", "cluster.local", "the cluster's DNS domain")
+	nodeRoot := flags.String("node-root", "", "the directory standing for the node's filesystem root (required)")
+	seed := flags.Uint64("seed", uint64(time.Now().UnixNano()), "up: seed of the shuffled start order")
+	timeout := flags.Duration("timeout", 5*time.Minute, "test: how long each test pod may run (helm test --timeout)")
+	if !slices.Contains([]string{"up", "recreate", "test"}, command) {
+		fatal(fmt.Errorf("unknown command %q: up, recreate, test or down", command))
+	}
+	_ = flags.Parse(os.Args[2:])
+	if *nodeRoot == "" {
+		fatal(fmt.Errorf("podrun %s: -node-root is required", command))
+	}
+	m, err := readManifests(os.Stdin)
+	if err != nil {
+		fatal(err)
+	}
+	cl := &cluster{*network, *namespace, *clusterDomain, *nodeRoot, m, imageUser}
+	switch command {
+	case "up":
+		err = cl.up(*seed, flags.Args())
+	case "recreate":
+		err = cl.recreate(flags.Args())
+	case "test":
+		err = cl.test(*timeout)
 	}
 	if err != nil {
 		fatal(err)
@@ -73,13 +106,19 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// up starts the pods of the named StatefulSets (all when none is named) of the manifests on
-// standard input.
-func up(network, namespace, clusterDomain, nodeRoot string, seed uint64, names []string) error {
-	m, err := readManifests(os.Stdin)
-	if err != nil {
-		return err
+// ensureNetwork creates the cluster's Docker network unless it exists.
+func (cl *cluster) ensureNetwork() error {
+	if _, err := docker("network", "inspect", cl.network); err != nil {
+		if _, err := docker("network", "create", "--label", networkLabel+"="+cl.network, cl.network); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// up starts the pods of the named StatefulSets (all when none is named) and runs their probes.
+func (cl *cluster) up(seed uint64, names []string) error {
+	m, namespace := cl.manifests, cl.namespace
 	if len(m.ignored) > 0 {
 		say("not pods of a StatefulSet, left out: %s", strings.Join(m.ignored, ", "))
 	}
@@ -87,11 +126,8 @@ func up(network, namespace, clusterDomain, nodeRoot string, seed uint64, names [
 	if err != nil {
 		return err
 	}
-	cl := &cluster{network, namespace, clusterDomain, nodeRoot, m, imageUser}
-	if _, err := docker("network", "inspect", network); err != nil {
-		if _, err := docker("network", "create", "--label", networkLabel+"="+network, network); err != nil {
-			return err
-		}
+	if err := cl.ensureNetwork(); err != nil {
+		return err
 	}
 
 	// A start unit is the pods started one after another: one pod of a Parallel StatefulSet, or
@@ -168,29 +204,12 @@ func selectStatefulSets(m *manifests, names []string) ([]*appsv1.StatefulSet, er
 	return selected, nil
 }
 
-// start runs a pod: its volumes, then each init container to its end, then its app container,
-// whose probes then run until ctx ends.
+// start runs a pod (see create), whose probes then run until ctx ends.
 func (cl *cluster) start(ctx context.Context, p *pod, probes *sync.WaitGroup) error {
-	if p.spec.HostNetwork || len(p.spec.Containers) != 1 {
-		return fmt.Errorf("pod %s: only pods of one container on the pod network are simulated", p.name)
-	}
-	volumes, err := prepareVolumes(p, cl.manifests, cl.nodeRoot)
-	if err != nil {
+	if err := cl.create(p); err != nil {
 		return err
-	}
-	for i := range p.spec.InitContainers {
-		c := &p.spec.InitContainers[i]
-		if err := cl.run(p, c, true, volumes); err != nil {
-			return err
-		}
-		if _, err := docker("rm", containerName(p, c, true)); err != nil {
-			return err
-		}
 	}
 	c := &p.spec.Containers[0]
-	if err := cl.run(p, c, false, volumes); err != nil {
-		return err
-	}
 	if c.ReadinessProbe == nil {
 		p.markReady()
 		say("%s: ready (no readiness probe)", p.name)
@@ -203,11 +222,52 @@ func (cl *cluster) start(ctx context.Context, p *pod, probes *sync.WaitGroup) er
 	return nil
 }
 
-func (cl *cluster) run(p *pod, c *corev1.Container, init bool, volumes map[string]volume) error {
+// create makes a pod's volumes, runs each init container to its end, then starts the app
+// container in the background.
+func (cl *cluster) create(p *pod) error {
+	volumes, err := cl.prepare(p)
+	if err != nil {
+		return err
+	}
+	return cl.run(p, &p.spec.Containers[0], detached, volumes)
+}
+
+// prepare makes a pod's volumes and its sandbox, and runs its init containers to their end: what
+// happens before its app container starts.
+func (cl *cluster) prepare(p *pod) (map[string]volume, error) {
+	if p.spec.HostNetwork || len(p.spec.Containers) != 1 {
+		return nil, fmt.Errorf("pod %s: only pods of one container on the pod network are simulated", p.name)
+	}
+	volumes, err := prepareVolumes(p, cl.manifests, cl.nodeRoot)
+	if err != nil {
+		return nil, err
+	}
+	if err := pullImage(p.spec.Containers[0].Image, p.spec.Containers[0].ImagePullPolicy); err != nil {
+		return nil, fmt.Errorf("pod %s: %w", p.name, err)
+	}
+	args := cl.sandboxArgs(p)
+	say("%s: docker %s", p.name, shellQuote(args))
+	if _, err := docker(args...); err != nil {
+		return nil, fmt.Errorf("pod %s, sandbox: %w", p.name, err)
+	}
+	for i := range p.spec.InitContainers {
+		c := &p.spec.InitContainers[i]
+		if err := cl.run(p, c, initContainer, volumes); err != nil {
+			return nil, err
+		}
+		if _, err := docker("rm", containerName(p, c, initContainer)); err != nil {
+			return nil, err
+		}
+	}
+	return volumes, nil
+}
+
+// run runs container c of pod p: an init container to its end, an app container detached.
+func (cl *cluster) run(p *pod, c *corev1.Container, mode runMode, volumes map[string]volume) error {
 	if err := pullImage(c.Image, c.ImagePullPolicy); err != nil {
 		return fmt.Errorf("pod %s, container %s: %w", p.name, c.Name, err)
 	}
-	args, err := cl.runArgs(p, c, init, volumes)
+	args, err := cl.runArgs(p, c, mode, volumes)
 	if err != nil {
 		return err
 	}
@@ -216,7 +276,7 @@ func (cl *cluster) run(p *pod, c *corev1.Container, init bool, volumes map[strin
 	if err != nil {
 		return fmt.Errorf("pod %s, container %s: %w", p.name, c.Name, err)
 	}
-	if init {
+	if mode == initContainer {
 		say("%s: init container %s completed%s", p.name, c.Name, indent(out))
 	} else {
 		say("%s: started, container %.12s", p.name, out)
@@ -243,7 +303,188 @@ func imageUser(image string) (string, error) {
 	return strings.TrimSpace(out), err
 }
 
-// down removes the containers up started on the network, and the network.
+// recreate starts the named pods of the StatefulSets again, as the StatefulSet controller
+// recreates a pod that is gone: what is left of its container is removed first.
+func (cl *cluster) recreate(names []string) error {
+	if len(names) == 0 {
+		return errors.New("podrun recreate: name the pods")
+	}
+	var pods []*pod
+	for _, name := range names {
+		var found *pod
+		for i := range cl.manifests.statefulSets {
+			for _, p := range podsOf(&cl.manifests.statefulSets[i], cl.namespace) {
+				if p.name == name {
+					found = p
+				}
+			}
+		}
+		if found == nil {
+			return fmt.Errorf("no StatefulSet of the manifests has a pod %s", name)
+		}
+		pods = append(pods, found)
+	}
+	if err := cl.ensureNetwork(); err != nil {
+		return err
+	}
+	for _, p := range pods {
+		if err := removePod(p); err != nil {
+			return err
+		}
+		if err := cl.create(p); err != nil {
+			return err
+		}
+		say("%s: recreated", p.name)
+	}
+	return nil
+}
+
+// removePod removes what exists of a pod's containers (app, init and sandbox) and their
+// anonymous volumes, the app container first.
+func removePod(p *pod) error {
+	names := []string{p.name}
+	for i := range p.spec.InitContainers {
+		names = append(names, containerName(p, &p.spec.InitContainers[i], initContainer))
+	}
+	names = append(names, sandboxName(p))
+	for _, name := range names {
+		if _, err := docker("container", "inspect", name); err != nil {
+			continue
+		}
+		if _, err := docker("rm", "--force", "--volumes", name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// test runs the manifests' helm test pods one after another, each to its end or for at most
+// timeout; it fails when one of them fails.
+func (cl *cluster) test(timeout time.Duration) error {
+	var pods []*pod
+	for i := range cl.manifests.testPods {
+		pods = append(pods, podOf(&cl.manifests.testPods[i], cl.namespace))
+	}
+	if len(pods) == 0 {
+		return errors.New("the manifests have no test pod (helm.sh/hook: test)")
+	}
+	weight := func(p *pod) int {
+		w, _ := strconv.Atoi(strings.TrimSpace(p.annotations["helm.sh/hook-weight"]))
+		return w
+	}
+	slices.SortStableFunc(pods, func(a, b *pod) int {
+		if d := weight(a) - weight(b); d != 0 {
+			return d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	if err := cl.ensureNetwork(); err != nil {
+		return err
+	}
+	var failed []string
+	for _, p := range pods {
+		if err := cl.runTest(p, timeout); err != nil {
+			say("%s: failed: %v", p.name, err)
+			failed = append(failed, p.name)
+		} else {
+			say("%s: succeeded", p.name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("test failed: %s", strings.Join(failed, ", "))
+	}
+	return nil
+}
+
+// runTest runs one test pod to its end, printing its output; the error says why it failed.
+func (cl *cluster) runTest(p *pod, timeout time.Duration) error {
+	if p.spec.RestartPolicy != corev1.RestartPolicyNever {
+		return fmt.Errorf("a test pod of restartPolicy %q is not simulated (Never is)", p.spec.RestartPolicy)
+	}
+	policies := strings.Split(p.annotations["helm.sh/hook-delete-policy"], ",")
+	for i := range policies {
+		policies[i] = strings.TrimSpace(policies[i])
+	}
+	if p.annotations["helm.sh/hook-delete-policy"] == "" {
+		policies = []string{"before-hook-creation"} // helm's default
+	}
+	// The pod of an earlier test is in the way of its name either way; a pod without
+	// before-hook-creation makes helm fail as it exists already.
+	_, appExists := docker("container", "inspect", p.name)
+	_, sandboxExists := docker("container", "inspect", sandboxName(p))
+	if appExists == nil || sandboxExists == nil {
+		if !slices.Contains(policies, "before-hook-creation") {
+			return errors.New("the pod exists already, and its delete policy is not before-hook-creation")
+		}
+		if err := removePod(p); err != nil {
+			return err
+		}
+	}
+	volumes, err := cl.prepare(p)
+	if err != nil {
+		return err
+	}
+	c := &p.spec.Containers[0]
+	args, err := cl.runArgs(p, c, foreground, volumes)
+	if err != nil {
+		return err
+	}
+	say("%s: docker %s", p.name, shellQuote(args))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.Command("docker", args...)
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	ended := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			_, _ = docker("kill", p.name)
+		case <-ended:
+		}
+	}()
+	_ = cmd.Wait() // the container's exit code, or docker's own failure: inspected below
+	close(ended)
+	say("%s: output:%s", p.name, indent(output.String()))
+	state, err := docker("inspect", "--format", "{{.State.Status}} {{.State.ExitCode}} {{.State.OOMKilled}}", p.name)
+	if err != nil {
+		return fmt.Errorf("the container did not run: %w", err)
+	}
+	var status string
+	var exitCode int
+	var oomKilled bool
+	if _, err := fmt.Sscan(state, &status, &exitCode, &oomKilled); err != nil {
+		return fmt.Errorf("docker inspect: %q: %w", state, err)
+	}
+	// The pod has ended: as the kubelet, podrun tears its sandbox down; the container stays,
+	// with its exit code and output, until the pod is deleted.
+	if _, err := docker("rm", "--force", sandboxName(p)); err != nil {
+		return err
+	}
+	var result error
+	switch {
+	case ctx.Err() != nil:
+		result = fmt.Errorf("did not end within %v", timeout)
+	case status != "exited":
+		result = fmt.Errorf("the container is %s, not exited", status)
+	case oomKilled:
+		result = fmt.Errorf("OOM-killed (exit code %d)", exitCode)
+	case exitCode != 0:
+		result = fmt.Errorf("exit code %d", exitCode)
+	}
+	if slices.Contains(policies, "hook-succeeded") && result == nil ||
+		slices.Contains(policies, "hook-failed") && result != nil {
+		if err := removePod(p); err != nil {
+			return errors.Join(result, err)
+		}
+	}
+	return result
+}
+
+// down removes the containers podrun started on the network, and the network.
 func down(network string) error {
 	out, err := docker("ps", "--all", "--quiet", "--filter", "label="+networkLabel+"="+network)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -13,12 +14,15 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// manifests are the objects of a rendered chart that decide how its StatefulSets' pods run.
+// manifests are the objects of a rendered chart that decide how its StatefulSets' pods and its
+// helm test pods run.
 type manifests struct {
 	statefulSets []appsv1.StatefulSet
-	services     map[string]corev1.Service
-	configMaps   map[string]corev1.ConfigMap
-	secrets      map[string]corev1.Secret
+	// testPods are the Pods annotated as helm test hooks (helm.sh/hook: test).
+	testPods   []corev1.Pod
+	services   map[string]corev1.Service
+	configMaps map[string]corev1.ConfigMap
+	secrets    map[string]corev1.Secret
 	// ignored names the other objects ("Kind/name"), which no pod depends on here.
 	ignored []string
 }
@@ -60,6 +64,15 @@ func readManifests(r io.Reader) (*manifests, error) {
 			var configMap corev1.ConfigMap
 			err = yaml.UnmarshalStrict(doc, &configMap)
 			m.configMaps[configMap.Name] = configMap
+		case "v1/Pod":
+			var p corev1.Pod
+			if err = yaml.UnmarshalStrict(doc, &p); err == nil {
+				if isTestHook(p.Annotations) {
+					m.testPods = append(m.testPods, p)
+				} else {
+					m.ignored = append(m.ignored, object.Kind+"/"+object.Metadata.Name)
+				}
+			}
 		case "v1/Secret":
 			var secret corev1.Secret
 			err = yaml.UnmarshalStrict(doc, &secret)
@@ -71,4 +84,15 @@ func readManifests(r io.Reader) (*manifests, error) {
 			return nil, fmt.Errorf("decoding %s %s: %w", kind, object.Metadata.Name, err)
 		}
 	}
+}
+
+// isTestHook tells whether an object's annotations make it a helm test hook: helm.sh/hook lists
+// "test" (or Helm 2's "test-success").
+func isTestHook(annotations map[string]string) bool {
+	for _, hook := range strings.Split(annotations["helm.sh/hook"], ",") {
+		if hook = strings.TrimSpace(hook); hook == "test" || hook == "test-success" {
+			return true
+		}
+	}
+	return false
 }

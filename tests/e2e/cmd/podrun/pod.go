@@ -12,13 +12,19 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 )
 
-// pod is one pod of a StatefulSet, as the StatefulSet controller creates it from the template.
+// pod is one pod: of a StatefulSet, as the StatefulSet controller creates it from the template,
+// or a Pod of the manifests (a helm test hook).
 type pod struct {
 	name      string
 	namespace string
-	set       *appsv1.StatefulSet
-	labels    map[string]string
-	spec      *corev1.PodSpec
+	// hostname and subdomain are the pod's DNS identity: a StatefulSet's pod has the hostname
+	// <pod> and the subdomain <serviceName>, another pod its spec.hostname (or its name) and
+	// spec.subdomain.
+	hostname    string
+	subdomain   string
+	labels      map[string]string
+	annotations map[string]string
+	spec        *corev1.PodSpec
 
 	ready     chan struct{} // closed when the pod is first ready
 	readyOnce sync.Once
@@ -40,10 +46,30 @@ func podsOf(set *appsv1.StatefulSet, namespace string) []*pod {
 		}
 		podLabels[appsv1.StatefulSetPodNameLabel] = name
 		podLabels[appsv1.PodIndexLabel] = strconv.Itoa(ordinal)
-		pods = append(pods, &pod{name: name, namespace: namespace, set: set, labels: podLabels,
-			spec: &set.Spec.Template.Spec, ready: make(chan struct{})})
+		pods = append(pods, &pod{name: name, namespace: namespace, hostname: name,
+			subdomain: set.Spec.ServiceName, labels: podLabels,
+			annotations: set.Spec.Template.Annotations, spec: &set.Spec.Template.Spec,
+			ready: make(chan struct{})})
 	}
 	return pods
+}
+
+// podOf returns a Pod of the manifests, in its own namespace or else in namespace.
+func podOf(object *corev1.Pod, namespace string) *pod {
+	if object.Namespace != "" {
+		namespace = object.Namespace
+	}
+	hostname := object.Spec.Hostname
+	if hostname == "" {
+		hostname = object.Name
+	}
+	podLabels := maps.Clone(object.Labels)
+	if podLabels == nil {
+		podLabels = map[string]string{}
+	}
+	return &pod{name: object.Name, namespace: namespace, hostname: hostname,
+		subdomain: object.Spec.Subdomain, labels: podLabels, annotations: object.Annotations,
+		spec: &object.Spec, ready: make(chan struct{})}
 }
 
 // markReady records that the pod is ready: its readiness probe succeeded, or it has none.
@@ -68,12 +94,14 @@ func (p *pod) field(path string) (string, error) {
 	return "", fmt.Errorf("pod %s: the downward-API field %q is not simulated", p.name, path)
 }
 
-// dns is how the cluster DNS knows a pod: the pod's subdomain (its FQDN minus its hostname, empty
-// when it has none) and every name that resolves to it. A StatefulSet's pod has the hostname
-// <pod> and the subdomain <serviceName>; the names exist when a headless Service of that name
-// selects the pod.
-func (p *pod) dns(m *manifests, clusterDomain string) (subdomain string, names []string) {
-	service, found := m.services[p.set.Spec.ServiceName]
+// dns is how the cluster DNS knows a pod: the pod's domain (its FQDN minus its hostname, empty
+// when it has none) and every name that resolves to it. The names exist when a headless Service
+// named after the pod's subdomain selects the pod.
+func (p *pod) dns(m *manifests, clusterDomain string) (domain string, names []string) {
+	if p.subdomain == "" {
+		return "", nil
+	}
+	service, found := m.services[p.subdomain]
 	if !found || service.Spec.ClusterIP != corev1.ClusterIPNone ||
 		len(service.Spec.Selector) == 0 ||
 		!labels.SelectorFromSet(service.Spec.Selector).Matches(labels.Set(p.labels)) {
@@ -81,7 +109,7 @@ func (p *pod) dns(m *manifests, clusterDomain string) (subdomain string, names [
 	}
 	serviceFQDN := fmt.Sprintf("%s.%s.svc.%s", service.Name, p.namespace, clusterDomain)
 	names = []string{
-		p.name + "." + service.Name, p.name + "." + serviceFQDN, // the pod's own record
+		p.hostname + "." + service.Name, p.hostname + "." + serviceFQDN, // the pod's own record
 		service.Name, serviceFQDN, // the headless Service: every pod it selects
 	}
 	return serviceFQDN, names

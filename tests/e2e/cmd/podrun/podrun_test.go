@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -65,9 +66,25 @@ spec:
 ---
 apiVersion: v1
 kind: Pod
-metadata: {name: web-test}
+metadata: {name: web-other}
 spec:
-  containers: [{name: test, image: web:1}]
+  containers: [{name: other, image: web:1}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-test
+  annotations: {helm.sh/hook: "pre-install, test", helm.sh/hook-delete-policy: before-hook-creation}
+spec:
+  restartPolicy: Never
+  securityContext: {runAsNonRoot: true, runAsUser: 10001}
+  containers:
+    - name: test
+      image: web:1
+      command: [check]
+      args: [--wait, "5", web-0.web:80]
+      resources:
+        limits: {cpu: 100m, memory: 32Mi}
 `
 
 func testCluster(t *testing.T, manifests string) *cluster {
@@ -88,7 +105,7 @@ func webArgs(t *testing.T, cl *cluster, ordinal int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, err := cl.runArgs(p, &p.spec.Containers[0], false, volumes)
+	args, err := cl.runArgs(p, &p.spec.Containers[0], detached, volumes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +122,12 @@ func wantArgs(t *testing.T, args []string, want ...string) {
 func TestReadsOnlyWhatPodsDependOn(t *testing.T) {
 	cl := testCluster(t, testManifests)
 	m := cl.manifests
-	if len(m.statefulSets) != 1 || len(m.services) != 1 || len(m.configMaps) != 1 || len(m.secrets) != 1 {
-		t.Errorf("decoded %d StatefulSets, %d Services, %d ConfigMaps, %d Secrets",
-			len(m.statefulSets), len(m.services), len(m.configMaps), len(m.secrets))
+	if len(m.statefulSets) != 1 || len(m.services) != 1 || len(m.configMaps) != 1 || len(m.secrets) != 1 ||
+		len(m.testPods) != 1 || m.testPods[0].Name != "web-test" {
+		t.Errorf("decoded %d StatefulSets, %d Services, %d ConfigMaps, %d Secrets, %d test pods",
+			len(m.statefulSets), len(m.services), len(m.configMaps), len(m.secrets), len(m.testPods))
 	}
-	if strings.Join(m.ignored, ",") != "Pod/web-test" {
+	if strings.Join(m.ignored, ",") != "Pod/web-other" {
 		t.Errorf("ignored %v", m.ignored)
 	}
 }
@@ -122,17 +140,32 @@ func TestRefusesUnknownFields(t *testing.T) {
 }
 
 func TestRunsPodWithItsIdentityAndDNSNames(t *testing.T) {
-	args := webArgs(t, testCluster(t, testManifests), 1)
-	wantArgs(t, args, "--name", "web-1", "--detach", "--restart", "always", "--hostname", "web-1",
+	cl := testCluster(t, testManifests)
+	p := podsOf(&cl.manifests.statefulSets[0], "default")[1]
+	sandbox := cl.sandboxArgs(p)
+	wantArgs(t, sandbox, "run", "--name", "web-1-sandbox", "--detach", "--hostname", "web-1",
 		"--domainname", "web.default.svc.cluster.local", "--network", "net",
 		"--network-alias", "web-1.web", "--network-alias", "web-1.web.default.svc.cluster.local")
-	wantArgs(t, args, "--dns-search", "default.svc.cluster.local", "--dns-search", "svc.cluster.local",
-		"--dns-search", "cluster.local", "--dns-option", "ndots:5", "--stop-timeout", "30")
+	wantArgs(t, sandbox, "--dns-search", "default.svc.cluster.local", "--dns-search", "svc.cluster.local",
+		"--dns-search", "cluster.local", "--dns-option", "ndots:5")
+	wantArgs(t, sandbox, "--label", "io.kubernetes.container.name=POD")
+	wantArgs(t, sandbox, "--expose", "80/tcp")
+	wantArgs(t, sandbox, "--entrypoint", "sleep", "web:1", "infinity")
+
+	args := webArgs(t, cl, 1)
+	wantArgs(t, args, "--name", "web-1", "--detach", "--restart", "always",
+		"--network", "container:web-1-sandbox", "--stop-timeout", "30")
 	wantArgs(t, args, "--label", "statefulset.kubernetes.io/pod-name=web-1")
+	for _, arg := range []string{"--hostname", "--network-alias", "--dns-search", "--expose"} {
+		if slices.Contains(args, arg) {
+			t.Errorf("the app container sets %s, which is its sandbox's: %v", arg, args)
+		}
+	}
 }
 
 func TestNoDNSNamesWithoutAHeadlessServiceSelectingThePod(t *testing.T) {
-	args := webArgs(t, testCluster(t, strings.Replace(testManifests, "selector: {app: web}", "selector: {app: other}", 1)), 0)
+	cl := testCluster(t, strings.Replace(testManifests, "selector: {app: web}", "selector: {app: other}", 1))
+	args := cl.sandboxArgs(podsOf(&cl.manifests.statefulSets[0], "default")[0])
 	if strings.Contains(strings.Join(args, " "), "--network-alias") {
 		t.Errorf("a Service that does not select the pod gave it DNS names: %v", args)
 	}
@@ -146,7 +179,7 @@ func TestFillsEnvironmentAndExpandsReferences(t *testing.T) {
 
 func TestAppliesLimitsAndSecurityContext(t *testing.T) {
 	args := webArgs(t, testCluster(t, testManifests), 0)
-	wantArgs(t, args, "--expose", "80/tcp", "--cpus", "0.2", "--memory", "131072000",
+	wantArgs(t, args, "--cpus", "0.2", "--memory", "131072000",
 		"--memory-swap", "131072000", "--cpu-shares", "204", "--user", "10001:10001",
 		"--group-add", "10001", "--read-only", "--security-opt", "no-new-privileges",
 		"--cap-drop", "ALL")
@@ -190,7 +223,7 @@ func TestRefusesSubPathExprOfAnUndefinedVariable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = cl.runArgs(p, &p.spec.Containers[0], false, volumes)
+	_, err = cl.runArgs(p, &p.spec.Containers[0], detached, volumes)
 	if err == nil || !strings.Contains(err.Error(), "missing value for NODE_NAME") {
 		t.Errorf("got %v, want the kubelet's missing value for NODE_NAME", err)
 	}
@@ -199,8 +232,38 @@ func TestRefusesSubPathExprOfAnUndefinedVariable(t *testing.T) {
 func TestRefusesRootUnderRunAsNonRoot(t *testing.T) {
 	cl := testCluster(t, strings.Replace(testManifests, "runAsUser: 10001, ", "", 1))
 	p := podsOf(&cl.manifests.statefulSets[0], "default")[0]
-	if _, err := cl.runArgs(p, &p.spec.Containers[0], false, nil); err == nil ||
+	if _, err := cl.runArgs(p, &p.spec.Containers[0], detached, nil); err == nil ||
 		!strings.Contains(err.Error(), "runAsNonRoot") {
 		t.Errorf("got %v, want a refusal naming runAsNonRoot", err)
 	}
+}
+
+func TestRunsATestPodOnceInTheForeground(t *testing.T) {
+	cl := testCluster(t, testManifests)
+	p := podOf(&cl.manifests.testPods[0], "default")
+	args, err := cl.runArgs(p, &p.spec.Containers[0], foreground, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(args, "--detach") || slices.Contains(args, "--restart") {
+		t.Errorf("a test pod runs once, in the foreground: %v", args)
+	}
+	wantArgs(t, args, "run", "--name", "web-test", "--network", "container:web-test-sandbox")
+	wantArgs(t, args, "--label", "pstrain.e2e/network=net")
+	wantArgs(t, args, "--cpus", "0.1", "--memory", "33554432")
+	wantArgs(t, args, "--user", "10001")
+	wantArgs(t, args, "--entrypoint", "check", "web:1", "--wait", "5", "web-0.web:80")
+	sandbox := cl.sandboxArgs(p)
+	wantArgs(t, sandbox, "--hostname", "web-test", "--network", "net", "--dns-search", "default.svc.cluster.local")
+	if slices.Contains(sandbox, "--network-alias") {
+		t.Errorf("a pod without a subdomain got DNS names: %v", sandbox)
+	}
+}
+
+func TestAPodOfASubdomainGetsItsHeadlessServiceNames(t *testing.T) {
+	cl := testCluster(t, strings.Replace(testManifests, "  restartPolicy: Never\n", "  restartPolicy: Never\n  hostname: probe\n  subdomain: web\n", 1))
+	object := cl.manifests.testPods[0]
+	object.Labels = map[string]string{"app": "web"}
+	wantArgs(t, cl.sandboxArgs(podOf(&object, "default")), "--hostname", "probe",
+		"--domainname", "web.default.svc.cluster.local", "--network", "net", "--network-alias", "probe.web")
 }

@@ -36,7 +36,7 @@ func checkProbes(p *pod, c *corev1.Container) error {
 
 // probeLoop runs one probe of the pod's app container as the kubelet does, until ctx ends:
 // after initialDelaySeconds, every periodSeconds, each attempt limited to timeoutSeconds, from
-// the node to the pod's address. A readiness probe makes the pod ready after successThreshold
+// the node to the pod's address (its sandbox's). A readiness probe makes the pod ready after successThreshold
 // successes in a row and not ready after failureThreshold failures in a row; a liveness probe
 // restarts the container after failureThreshold failures in a row. Transitions, liveness
 // failures and restarts are reported.
@@ -112,7 +112,7 @@ func (cl *cluster) probeOnce(ctx context.Context, p *pod, c *corev1.Container, h
 		host, port = handler.TCPSocket.Host, handler.TCPSocket.Port
 	}
 	if host == "" {
-		out, err := docker("inspect", "--format", fmt.Sprintf("{{(index .NetworkSettings.Networks %q).IPAddress}}", cl.network), p.name)
+		out, err := docker("inspect", "--format", fmt.Sprintf("{{(index .NetworkSettings.Networks %q).IPAddress}}", cl.network), sandboxName(p))
 		if err != nil {
 			return err
 		}
