@@ -8,13 +8,13 @@
 //
 // up starts every pod of the named StatefulSets (all when none is named): pods of a Parallel
 // StatefulSet all at once, those of an OrderedReady one each after the one before is ready, and
-// the StatefulSets' pods in a shuffled order. Each pod is one container named after the pod, on
-// the user-defined Docker network NAME, in the network namespace of the pod's sandbox container
-// <pod>-sandbox (the kubelet's pause container), which has the pod's address, hostname and
-// resolv.conf, and the DNS names a headless Service gives the pod (<pod>.<service> and
+// the StatefulSets' pods in a shuffled order. Each pod is one container named after the pod, in
+// the network namespace of the pod's sandbox container <pod>-sandbox (the kubelet's pause
+// container) on the user-defined Docker network NAME. The sandbox holds the pod's address,
+// hostname and resolv.conf, and the names a headless Service gives the pod (<pod>.<service> and
 // <pod>.<service>.<namespace>.svc.<cluster domain>) in the network's embedded DNS. Init
-// containers run to their end first, in the same sandbox. Volumes live under DIR, which stands for the node's
-// filesystem: a hostPath volume /x is DIR/x. Once every pod has started ("all N pods started"),
+// containers run to their end first, in the same sandbox. Volumes live under DIR, which stands
+// for the node's filesystem: a hostPath volume /x is DIR/x. Once every pod has started ("all N pods started"),
 // up runs their liveness and readiness probes, reporting "<pod>: ready" and any liveness
 // failure and restart, until SIGTERM or SIGINT. What podrun does not simulate (other volume
 // types, envFrom, startup probes, pods of several containers …) it refuses rather than ignores.
@@ -31,6 +31,8 @@
 // `helm test --logs` does, and "<pod>: succeeded" or "<pod>: failed …"; and exits 1 when one
 // failed or did not end within -timeout. helm.sh/hook-delete-policy is followed
 // (before-hook-creation, the default, removes the pod of an earlier test first).
+//
+// To cut a pod off the network, disconnect its sandbox: docker network disconnect NAME <pod>-sandbox.
 //
 // down removes the containers podrun started on NAME, and the network.
 package main
@@ -121,6 +123,9 @@ func (cl *cluster) up(seed uint64, names []string) error {
 	m, namespace := cl.manifests, cl.namespace
 	if len(m.ignored) > 0 {
 		say("not pods of a StatefulSet, left out: %s", strings.Join(m.ignored, ", "))
+	}
+	for _, p := range m.testPods {
+		say("test pod %s left out: podrun test runs it", p.Name)
 	}
 	sets, err := selectStatefulSets(m, names)
 	if err != nil {

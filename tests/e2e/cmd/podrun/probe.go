@@ -36,9 +36,9 @@ func checkProbes(p *pod, c *corev1.Container) error {
 
 // probeLoop runs one probe of the pod's app container as the kubelet does, until ctx ends:
 // after initialDelaySeconds, every periodSeconds, each attempt limited to timeoutSeconds, from
-// the node to the pod's address (its sandbox's). A readiness probe makes the pod ready after successThreshold
-// successes in a row and not ready after failureThreshold failures in a row; a liveness probe
-// restarts the container after failureThreshold failures in a row. Transitions, liveness
+// the node to the pod's address (its sandbox's). A readiness probe makes the pod ready after
+// successThreshold successes in a row and not ready after failureThreshold failures in a row; a
+// liveness probe restarts the container after failureThreshold failures in a row. Transitions, liveness
 // failures and restarts are reported.
 func (cl *cluster) probeLoop(ctx context.Context, p *pod, c *corev1.Container, kind string, probe *corev1.Probe) {
 	period := time.Duration(orDefault(probe.PeriodSeconds, 10)) * time.Second
