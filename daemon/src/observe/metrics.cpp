@@ -63,14 +63,19 @@ Metrics::Metrics(config::Role role, int ordinal, std::uint64_t trainSteps)
       ordinal_(ordinal),
       trainSteps_(trainSteps),
       loss_(std::numeric_limits<float>::quiet_NaN()),
-      testAccuracy_(std::numeric_limits<double>::quiet_NaN()),
-      windowStart_(Clock::now()) {}
+      testAccuracy_(std::numeric_limits<double>::quiet_NaN()) {}
 
 void Metrics::recordStep(std::uint64_t globalStep, float loss) {
   globalStep_ = globalStep;
   if (!std::isnan(loss)) loss_ = loss;
   auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mutex_);
+  if (!windowStarted_) {  // the first step starts the clock: start-up is not training time
+    windowStarted_ = true;
+    windowStart_ = now;
+    windowStep_ = globalStep;
+    return;
+  }
   double seconds = std::chrono::duration<double>(now - windowStart_).count();
   if (seconds >= 1.0) {
     rate_ = double(globalStep - windowStep_) / seconds;

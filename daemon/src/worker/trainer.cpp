@@ -1,6 +1,7 @@
 #include "pstrain/worker/trainer.hpp"
 
 #include <chrono>
+#include <thread>
 #include <limits>
 
 #include <Poco/Timespan.h>
@@ -62,20 +63,37 @@ Trainer::PsLink Trainer::open(const cluster::Endpoint& endpoint) {
   return PsLink{endpoint, std::move(connection), welcome, welcome.globalStep, false, false, {}};
 }
 
+Trainer::PsLink Trainer::openShard(const cluster::Endpoint& endpoint, size_t offset) {
+  auto logger = log::logger("worker");
+  const auto deadline = std::chrono::steady_clock::now() + seconds(config_.peerTimeoutSeconds);
+  auto backoff = std::chrono::milliseconds(100);
+  for (;;) {
+    auto link = open(endpoint);
+    const auto& shard = link.shard;
+    if (shard.offset == offset && shard.offset + shard.count <= params_.size()) return link;
+    // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused pod
+    // address can; it sorts itself out as the records catch up.
+    std::string what = "ps " + endpoint.toString() + " serves parameters [" +
+                       std::to_string(shard.offset) + ", " +
+                       std::to_string(shard.offset + shard.count) + "), not those from " +
+                       std::to_string(offset);
+    if (std::chrono::steady_clock::now() + backoff > deadline) {
+      throw PeerError(what + ", until the peer timeout");
+    }
+    logger->warn("Worker {}: {}; trying again", placement_.index, what);
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+  }
+}
+
 void Trainer::connect() {
   auto logger = log::logger("worker");
   size_t covered = 0;
   std::vector<std::string> peers;
   for (const auto& endpoint : placement_.ps) {
-    auto link = open(endpoint);
+    // The shards tile the parameter vector in ps order.
+    auto link = openShard(endpoint, covered);
     const auto& shard = link.shard;
-    // The shards must tile the parameter vector in ps order; anything else is a misconfiguration.
-    if (shard.offset != covered || shard.offset + shard.count > params_.size()) {
-      throw PeerError("ps " + endpoint.toString() + " serves parameters [" +
-                      std::to_string(shard.offset) + ", " +
-                      std::to_string(shard.offset + shard.count) + "), expected to start at " +
-                      std::to_string(covered) + ": are the ps counts the same everywhere?");
-    }
     covered += shard.count;
     logger->info("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
                  placement_.index, endpoint.toString(), shard.offset, shard.offset + shard.count,
@@ -95,11 +113,7 @@ void Trainer::reconnect(PsLink& link, const std::string& reason) {
   logger->warn("Worker {}: lost ps {} ({}); reconnecting", placement_.index,
                link.endpoint.toString(), reason);
   ++metrics_.reconnects;
-  auto fresh = open(link.endpoint);
-  if (fresh.shard.offset != link.shard.offset || fresh.shard.count != link.shard.count) {
-    throw PeerError("ps " + link.endpoint.toString() + " came back serving another shard");
-  }
-  link = std::move(fresh);
+  link = openShard(link.endpoint, link.shard.offset);
   // It may have gone back to its last checkpoint: its parameters replace ours.
   link.connection.send(net::MessageType::kPull);
   bool applied = false;

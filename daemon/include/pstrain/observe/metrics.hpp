@@ -75,7 +75,8 @@ class Metrics {
 
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;
-  // Steps per second over windows of about a second.
+  // Steps per second over windows of about a second, from the first recorded step.
+  bool windowStarted_ = false;
   std::chrono::steady_clock::time_point windowStart_;
   std::uint64_t windowStep_ = 0;
   double rate_ = 0;

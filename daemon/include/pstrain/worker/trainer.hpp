@@ -59,6 +59,8 @@ class Trainer {
   };
 
   PsLink open(const cluster::Endpoint& endpoint);
+  // open() until the ps that answers serves the shard starting at `offset`.
+  PsLink openShard(const cluster::Endpoint& endpoint, size_t offset);
   void connect();
   void reconnect(PsLink& link, const std::string& reason);
   // Sends `type` to every ps (a push carries the ps's gradient slice; finished ps get no push).
