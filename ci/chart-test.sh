@@ -24,19 +24,7 @@ export HELM_CONFIG_HOME="$work/helm/config" HELM_CACHE_HOME="$work/helm/cache" \
   HELM_DATA_HOME="$work/helm/data" HELM_PLUGINS="$tools/helm-plugins"
 export PATH="$tools/bin:$PATH"
 
-passed=0
-failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() {
-  echo "FAIL $1"
-  [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2" | tail -n 40
-  failed=$((failed + 1))
-}
-summary() {
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
-}
+source ci/checks.sh
 
 module=tests/chart
 stamp="$(cat "$module/go.mod" "$module/go.sum" $(find "$module/cmd" -name '*.go' | sort) | sha256sum | cut -d' ' -f1)"

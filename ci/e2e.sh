@@ -47,6 +47,12 @@ stop_kubelets() {
   for pid in "${kubelets[@]}"; do wait "$pid" 2>/dev/null; done
   kubelets=()
 }
+# end_scenario: stops the kubelets and the scenario's pods, removes its network.
+end_scenario() {
+  stop_kubelets
+  docker stop "${pods[@]}" >/dev/null 2>&1
+  "$podrun" down -network "$network" >/dev/null
+}
 cleanup() {
   stop_kubelets
   [ -x "$podrun" ] && "$podrun" down -network "$network" >/dev/null 2>&1
@@ -54,19 +60,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0
-failed=0
-pass() { echo "PASS $1"; passed=$((passed + 1)); }
-fail() {
-  echo "FAIL $1"
-  [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2" | tail -n 40
-  failed=$((failed + 1))
-}
-summary() {
+source ci/checks.sh
+# The e2e's closing lines: its duration, then the count.
+finish() {
   echo "e2e took $SECONDS s"
-  echo "$passed passed, $failed failed"
-  [ "$failed" -eq 0 ]
-  exit
+  summary
 }
 # check NAME CMD...: the check passes when CMD succeeds; its output explains a failure.
 check() {
@@ -84,7 +82,7 @@ flock 9
 echo "== tools and image"
 if ! command -v go >/dev/null; then
   fail "tools: go not found (install Go at /usr/local/go)"
-  summary
+  finish
 fi
 helm="${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}/bin/helm"
 if [ ! -x "$helm" ]; then
@@ -99,7 +97,7 @@ if out="$(cd tests/e2e && go vet ./... && go test ./... && go build -o "$podrun"
   "$podrun" down -network "$network" # what a run that was killed left behind
 else
   fail "tools: helm or podrun" "$out$(tail -n 20 "$work/chart-test.log" 2>/dev/null)"
-  summary
+  finish
 fi
 
 # make_base_image: debian:bookworm-slim from Debian's archive, slimmed as Debian's -slim images
@@ -122,7 +120,7 @@ elif out="$(make_base_image 2>&1)"; then
   pass "base image $base made with debootstrap"
 else
   fail "base image $base: debootstrap and docker import" "$out"
-  summary
+  finish
 fi
 
 build_start=$SECONDS
@@ -130,7 +128,7 @@ if out="$(docker build -f docker/Dockerfile --build-arg DATASET=fashion-mnist -t
   pass "image $image built in $((SECONDS - build_start)) s (Fashion-MNIST): $(docker image ls --format '{{.Size}}' "$image")"
 else
   fail "image $image: docker build" "$out"
-  summary
+  finish
 fi
 
 # --- the rendered chart ----------------------------------------------------------------------
@@ -153,7 +151,7 @@ if out="$(render "$manifests" 2>&1)"; then
   pass "helm template $release chart --values values.yml, with image $image"
 else
   fail "helm template" "$out"
-  summary
+  finish
 fi
 train_steps="$(trainsteps "$manifests")"
 pods=(mnist-ps-0 mnist-ps-1 mnist-worker-0 mnist-worker-1)
@@ -254,7 +252,7 @@ if start_pods "$node" >"$work/out" 2>&1; then
   check "pods started from the rendered StatefulSets: ${pods[*]}" pods_running "${pods[@]}"
 else
   fail "podrun up: the pods did not start" "$(cat "$work/out")"
-  summary
+  finish
 fi
 
 resources() {
@@ -480,9 +478,7 @@ if out="$(render "$manifests" --set hyperparams.trainsteps=100000 2>&1 &&
 else
   fail "helm test scenario: rendering or starting the pods" "$out$(cat "$work/out")"
 fi
-stop_kubelets
-docker stop "${pods[@]}" >/dev/null 2>&1
-"$podrun" down -network "$network" >/dev/null
+end_scenario
 
 # --- scenario: a ps killed and recreated ------------------------------------------------------
 
@@ -542,9 +538,7 @@ if out="$(render "$manifests" --set hyperparams.trainsteps=9000 --set checkpoint
 else
   fail "ps-killed scenario: rendering or starting the pods" "$out$(cat "$work/out")"
 fi
-stop_kubelets
-docker stop "${pods[@]}" >/dev/null 2>&1
-"$podrun" down -network "$network" >/dev/null
+end_scenario
 
 # --- scenario: a worker cut off the network ---------------------------------------------------
 
@@ -609,4 +603,4 @@ fi
 stop_kubelets
 docker stop "${pods[@]}" >/dev/null 2>&1
 
-summary
+finish

@@ -1,0 +1,16 @@
+# Sourced by the check scripts: PASS/FAIL lines, a count, and the closing "N passed, N failed".
+passed=0
+failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+# fail NAME [DETAILS]: DETAILS (the output that explains the failure) is shown indented, its end.
+fail() {
+  echo "FAIL $1"
+  [ -n "${2:-}" ] && sed 's/^/    /' <<<"$2" | tail -n 40
+  failed=$((failed + 1))
+}
+# summary: the closing line; exits 0 only when nothing failed.
+summary() {
+  echo "$passed passed, $failed failed"
+  [ "$failed" -eq 0 ]
+  exit
+}
