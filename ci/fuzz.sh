@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzzes the wire-frame decoder with libFuzzer for a bounded time (default 60 s).
-# Needs clang-14 and libclang-rt-14-dev (ci/install-deps.sh installs them).
+# Needs clang-14 and libclang-rt-14-dev (ci/install-deps.sh --tests installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"

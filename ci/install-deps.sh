@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs what building and testing pstrain needs from Debian/Ubuntu packages; skips packages
-# that are already there. Uses sudo when not run as root.
+# Installs what building pstrain needs from Debian/Ubuntu packages (with --tests, also what the
+# tests use: an SVG renderer, ImageMagick, clang's libFuzzer), plus any packages named; skips
+# packages that are already there. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(
   cmake ninja-build g++ pkg-config
   libpoco-dev libarmadillo-dev libopenblas-dev libyaml-cpp-dev libspdlog-dev libboost-test-dev
   dataset-fashion-mnist
-  librsvg2-bin imagemagick clang-14 libclang-rt-14-dev
-  "$@"
 )
+if [ "${1:-}" = "--tests" ]; then
+  shift
+  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev)
+fi
+packages+=("$@")
 
 missing=()
 for package in "${packages[@]}"; do

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash ci/install-deps.sh
+bash ci/install-deps.sh --tests
 bash ci/build.sh
 
 status=0
