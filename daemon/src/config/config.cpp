@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <functional>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 
@@ -56,6 +57,17 @@ double parseNonNegative(const std::string& text) {
   return value;
 }
 
+// One of a few named values; the allowed text lists the names: "ps or worker".
+template <typename T>
+T parseChoice(const std::string& text, std::initializer_list<std::pair<const char*, T>> choices) {
+  std::string allowed;
+  for (const auto& [name, value] : choices) {
+    if (text == name) return value;
+    allowed += (allowed.empty() ? "" : " or ") + std::string(name);
+  }
+  throw InvalidValue{allowed};
+}
+
 bool parseBool(const std::string& text) {
   if (text == "true" || text == "1" || text == "yes") return true;
   if (text == "false" || text == "0" || text == "no") return false;
@@ -94,13 +106,7 @@ const std::vector<Key>& keys() {
   static const std::vector<Key> table = {
       {"role",
        [](Config& c, const std::string& v) {
-         if (v == "ps") {
-           c.role = Role::kPs;
-         } else if (v == "worker") {
-           c.role = Role::kWorker;
-         } else {
-           throw InvalidValue{"ps or worker"};
-         }
+         c.role = parseChoice<Role>(v, {{"ps", Role::kPs}, {"worker", Role::kWorker}});
        },
        "ps or worker (default: from the pod name)"},
       {"index", [](Config& c, const std::string& v) { c.index = int(parseInt(v, 0, 100000)); },
@@ -173,13 +179,8 @@ const std::vector<Key>& keys() {
        "optimizer step size"},
       {"optimizer",
        [](Config& c, const std::string& v) {
-         if (v == "adam") {
-           c.optimizer = OptimizerKind::kAdam;
-         } else if (v == "sgd") {
-           c.optimizer = OptimizerKind::kSgd;
-         } else {
-           throw InvalidValue{"adam or sgd"};
-         }
+         c.optimizer =
+             parseChoice<OptimizerKind>(v, {{"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}});
        },
        "adam or sgd"},
       {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },

@@ -4,10 +4,12 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/config/config.hpp"
 #include "support/idx_files.hpp"
+#include "support/process_run.hpp"
 
 using pstrain::ConfigError;
 using pstrain::config::load;
 using pstrain::config::Sources;
+using pstrain::testing::contains;
 
 namespace {
 
@@ -19,10 +21,6 @@ std::string errorOf(const Sources& sources) {
   }
   BOOST_FAIL("expected a ConfigError");
   return {};
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 }  // namespace

@@ -30,10 +30,6 @@ std::string dataErrorOf(const Files& f) {
   return {};
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(reads_plain_and_gzip_files_alike) {

@@ -19,10 +19,6 @@ Poco::JSON::Object::Ptr readJson(const std::string& path) {
   return Poco::JSON::Parser().parse(readText(path)).extract<Poco::JSON::Object::Ptr>();
 }
 
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The global steps of a worker's "training step N done (global step: G)" lines, in order.
 std::vector<long> workerGlobalSteps(const std::string& log, int worker) {
   std::regex line("Worker " + std::to_string(worker) +

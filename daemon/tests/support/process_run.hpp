@@ -24,4 +24,8 @@ ProcessResult runPstrain(const std::vector<std::string>& args, int timeoutSecond
 std::string readText(const std::string& path);
 std::vector<std::string> lines(const std::string& text);
 
+inline bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 }  // namespace pstrain::testing
