@@ -358,7 +358,7 @@ workers=(mnist-worker-0 mnist-worker-1)
 # waits_for_dns: worker 0 has logged that it waits for a ps DNS name, and no ps exists.
 waits_for_dns() {
   running_or_give_up "${workers[@]}" || return 2
-  grep -m 1 "waiting for DNS name mnist-ps-" "$logs/mnist-worker-0/deploy.log" || return 1
+  grep -m 1 "waiting for mnist-ps-.*DNS name did not resolve" "$logs/mnist-worker-0/deploy.log" || return 1
   [ -z "$(docker ps --all --quiet --filter name='^mnist-ps-')" ] || { echo "a ps exists"; return 2; }
 }
 if start_pods "$node" mnist-worker >"$work/out" 2>&1; then

@@ -16,7 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
   try {
     auto frame = decodeHeader(header, 1 << 16);
     size_t available = size - kHeaderSize;
-    size_t fixed = frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
+    size_t fixed = fieldsSize(frame);
     std::vector<std::uint8_t> fields(data + kHeaderSize,
                                      data + kHeaderSize + std::min(fixed, available));
     switch (frame.type) {
@@ -29,7 +29,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
       case MessageType::kChallenge: decodeChallenge(fields); break;
       case MessageType::kProof: decodeProof(fields); break;
       case MessageType::kPull:
-      case MessageType::kStatus:
       case MessageType::kError: break;
     }
   } catch (const pstrain::ProtocolError&) {

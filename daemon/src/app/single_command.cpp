@@ -38,7 +38,7 @@ int runSingle(const std::vector<std::string>& originalArgs) {
     model::gatherInputs(train.pixels.data(), train.imageSize(), batch, labels.size(), inputs);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = train.labels[batch[i]];
     mlp.lossAndGradient(params.data(), inputs, labels.data(), gradient.data());
-    optimizer->apply(params.data(), gradient.data());
+    optimizer->apply(params.data(), gradient.data(), params.size());
   }
   const double trainingSeconds = secondsSince(trainingStart);
 

@@ -57,10 +57,8 @@ void Connection::send(MessageType type, const std::vector<std::uint8_t>& fields,
   }
 }
 
-void Connection::sendError(const std::string& reason) {
-  auto length = static_cast<long>(std::min(reason.size(), kMaxErrorText));
-  std::vector<std::uint8_t> text(reason.begin(), reason.begin() + length);
-  send(MessageType::kError, text);
+void Connection::setReceiveTimeout(double seconds) {
+  socket_.setReceiveTimeout(Poco::Timespan(Poco::Timespan::TimeDiff(seconds * 1e6)));
 }
 
 void Connection::receiveExactly(void* destination, size_t bytes) {
@@ -86,13 +84,13 @@ const Incoming& Connection::receive() {
   HeaderBytes header;
   receiveExactly(header.data(), header.size());
   auto frame = decodeHeader(header, maxPayload_);
-  auto fixed = frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
+  auto fixed = fieldsSize(frame);
   incoming_.type = frame.type;
   incoming_.fields.resize(fixed);
   receiveExactly(incoming_.fields.data(), fixed);
   incoming_.valueCount = (frame.length - fixed) / sizeof(float);
   if (frame.type == MessageType::kError) {
-    throw PeerError(peerName_ + " refused: " +
+    throw RefusedError(peerName_ + " refused: " +
                     std::string(incoming_.fields.begin(), incoming_.fields.end()));
   }
   return incoming_;
@@ -106,15 +104,6 @@ void Connection::receiveValues(float* destination, size_t expected) {
   }
   receiveExactly(destination, expected * sizeof(float));
   incoming_.valueCount = 0;
-}
-
-const std::vector<std::uint8_t>& Connection::receiveExpected(MessageType type) {
-  const auto& frame = receive();
-  if (frame.type != type || frame.valueCount != 0) {
-    throw ProtocolError("expected " + messageName(type) + " but received " +
-                        messageName(frame.type));
-  }
-  return frame.fields;
 }
 
 }  // namespace pstrain::net

@@ -8,7 +8,7 @@
 namespace pstrain::net {
 namespace {
 
-bool isKnown(std::uint16_t type) { return type >= 1 && type <= 11; }
+bool isKnown(std::uint16_t type) { return type >= 1 && type <= 11 && type != 6; }
 
 template <typename Bytes>
 void putBytes(ByteWriter& w, const Bytes& bytes) {
@@ -59,7 +59,6 @@ std::string messageName(MessageType type) {
     case MessageType::kPull: return "pull";
     case MessageType::kPush: return "push";
     case MessageType::kParams: return "params";
-    case MessageType::kStatus: return "status";
     case MessageType::kStatusReply: return "status-reply";
     case MessageType::kDone: return "done";
     case MessageType::kError: return "error";
@@ -80,10 +79,13 @@ size_t fixedFieldsSize(MessageType type) {
     case MessageType::kStatusReply: return 1 + 4 + 8 + 1;
     case MessageType::kDone: return 8;
     case MessageType::kPull:
-    case MessageType::kStatus:
     case MessageType::kError: return 0;
   }
   return 0;
+}
+
+size_t fieldsSize(const FrameHeader& frame) {
+  return frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
 }
 
 bool carriesValues(MessageType type) {

@@ -9,24 +9,41 @@ constexpr float kBeta2 = 0.999f;
 constexpr float kEpsilon = 1e-8f;
 }  // namespace
 
-void Sgd::apply(float* params, const float* gradient) {
-  for (size_t i = 0; i < size_; ++i) params[i] -= learningRate_ * gradient[i];
+void Sgd::applySteps(float* __restrict params, const float* const* gradients, size_t begin,
+                     size_t end) {
+  for (size_t s = 0; s < steps_; ++s) {
+    const float* __restrict g = gradients[s];
+    for (size_t i = begin; i < end; ++i) params[i] -= learningRate_ * g[i];
+  }
 }
 
 Adam::Adam(size_t size, float learningRate)
     : learningRate_(learningRate), firstMoment_(size, 0.0f), secondMoment_(size, 0.0f) {}
 
-void Adam::apply(float* __restrict params, const float* __restrict gradient) {
-  beta1Power_ *= kBeta1;
-  beta2Power_ *= kBeta2;
-  // Bias correction folded into the step size, as in the paper's efficient form.
-  const float step = float(learningRate_ * std::sqrt(1.0 - beta2Power_) / (1.0 - beta1Power_));
+void Adam::beginSteps(size_t count) {
+  stepSizes_.resize(count);
+  for (auto& stepSize : stepSizes_) {
+    beta1Power_ *= kBeta1;
+    beta2Power_ *= kBeta2;
+    // Bias correction folded into the step size, as in the paper's efficient form.
+    stepSize = float(learningRate_ * std::sqrt(1.0 - beta2Power_) / (1.0 - beta1Power_));
+  }
+}
+
+void Adam::applySteps(float* __restrict params, const float* const* gradients, size_t begin,
+                      size_t end) {
   float* __restrict m = firstMoment_.data();
   float* __restrict v = secondMoment_.data();
-  for (size_t i = 0, n = firstMoment_.size(); i < n; ++i) {
-    m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * gradient[i];
-    v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * gradient[i] * gradient[i];
-    params[i] -= step * m[i] / (std::sqrt(v[i]) + kEpsilon);
+  // Step by step over the range: the caller keeps ranges small enough to stay in cache, so the
+  // moments and parameters are read from memory once for all the steps.
+  for (size_t s = 0; s < stepSizes_.size(); ++s) {
+    const float* __restrict g = gradients[s];
+    const float step = stepSizes_[s];
+    for (size_t i = begin; i < end; ++i) {
+      m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * g[i];
+      v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * g[i] * g[i];
+      params[i] -= step * m[i] / (std::sqrt(v[i]) + kEpsilon);
+    }
   }
 }
 
@@ -45,7 +62,7 @@ void Adam::restore(ByteReader& in) {
 
 std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,
                                          double learningRate) {
-  if (kind == config::OptimizerKind::kSgd) return std::make_unique<Sgd>(size, float(learningRate));
+  if (kind == config::OptimizerKind::kSgd) return std::make_unique<Sgd>(float(learningRate));
   return std::make_unique<Adam>(size, float(learningRate));
 }
 

@@ -5,6 +5,13 @@
 #include "pstrain/common/bytes.hpp"
 
 namespace pstrain::ps {
+namespace {
+
+// Parameters per block of a combined update: the block's parameters, moments and gradients stay
+// in the L2 cache while every gradient of the batch is applied to it.
+constexpr size_t kBlock = 4096;
+
+}  // namespace
 
 ShardRange shardRange(size_t parameterCount, int shards, int index) {
   auto begin = parameterCount * size_t(index) / size_t(shards);
@@ -12,69 +19,169 @@ ShardRange shardRange(size_t parameterCount, int shards, int index) {
   return ShardRange{begin, end - begin};
 }
 
-Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer,
-             std::uint64_t trainSteps, int syncWorkers)
+// One push or read waiting to be served: a read has no gradient.
+struct Shard::Request {
+  const float* gradient;
+  float* out;
+  std::shared_ptr<Batch> batch;  // set when taken into a batch
+  StepResult result{};
+};
+
+// Requests served by one pass over the parameters. Every thread whose request is in it takes
+// blocks from nextBlock until none is left; the one that finishes the last block ends it.
+struct Shard::Batch {
+  std::vector<Request*> requests;
+  std::vector<const float*> gradients;  // of the requests applied, in order
+  size_t blocks = 0;
+  std::atomic<size_t> nextBlock{0};
+  std::atomic<size_t> blocksDone{0};
+  bool finished = false;  // guarded by the shard's mutex
+};
+
+Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options)
     : params_(std::move(initial)),
       optimizer_(std::move(optimizer)),
-      trainSteps_(trainSteps),
-      syncWorkers_(syncWorkers),
-      gradientSum_(syncWorkers > 0 ? params_.size() : 0, 0.0f) {}
+      options_(options),
+      gradientSum_(options.syncWorkers > 0 ? params_.size() : 0, 0.0f),
+      contributed_(size_t(std::max(options.syncWorkers, 0)), false) {}
 
-Shard::StepResult Shard::resultLocked(bool applied, bool advanced) const {
-  return StepResult{globalStep_, applied, advanced, globalStep_ >= trainSteps_};
+Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged) const {
+  return StepResult{globalStep_, applied, advanced, globalStep_ >= options_.trainSteps, averaged};
 }
 
-Shard::StepResult Shard::push(const float* gradient, float* out) {
+Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient, float* out) {
+  if (options_.syncWorkers > 0) return pushSync(worker, gradient, out);
+  return pushAsync(gradient, out);
+}
+
+Shard::StepResult Shard::read(float* out) { return pushAsync(nullptr, out); }
+
+Shard::StepResult Shard::pushAsync(const float* gradient, float* out) {
+  Request request{gradient, out, nullptr};
   std::unique_lock<std::mutex> lock(mutex_);
-  StepResult result = resultLocked(false, false);
-  if (globalStep_ >= trainSteps_ || closed_) {
-    // Training has ended, or this ps is stopping: the gradient is dropped.
-  } else if (syncWorkers_ == 0) {
-    optimizer_->apply(params_.data(), gradient);
-    ++globalStep_;
-    result = resultLocked(true, true);
-  } else {
-    const auto step = globalStep_;
-    float* sum = gradientSum_.data();
-    for (size_t i = 0; i < params_.size(); ++i) sum[i] += gradient[i];
-    if (++arrivals_ == syncWorkers_) {
-      const float scale = 1.0f / float(syncWorkers_);
-      for (auto& g : gradientSum_) g *= scale;
-      optimizer_->apply(params_.data(), sum);
-      std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
-      arrivals_ = 0;
-      ++globalStep_;
-      stepAdvanced_.notify_all();
-      result = resultLocked(true, true);
+  waiting_.push_back(&request);
+  while (!request.batch) {
+    if (!inFlight_) {
+      startBatch();
     } else {
-      stepAdvanced_.wait(lock, [&] { return globalStep_ > step; });
-      result = resultLocked(true, false);
+      changed_.wait(lock);
+    }
+  }
+  auto batch = request.batch;
+  lock.unlock();
+  applyBatch(*batch);
+  lock.lock();
+  changed_.wait(lock, [&] { return batch->finished; });
+  return request.result;
+}
+
+void Shard::startBatch() {
+  auto batch = std::make_shared<Batch>();
+  while (!waiting_.empty() && batch->gradients.size() < Optimizer::kMaxSteps) {
+    Request* request = waiting_.front();
+    waiting_.pop_front();
+    request->batch = batch;
+    batch->requests.push_back(request);
+    if (request->gradient && !closed_ && globalStep_ < options_.trainSteps) {
+      batch->gradients.push_back(request->gradient);
+      ++globalStep_;
+      request->result = resultLocked(true, true, 1);
+    }
+  }
+  // Every answer carries the parameters after the whole batch, which is at least as new.
+  for (Request* request : batch->requests) {
+    if (!request->result.applied) request->result = resultLocked(false, false, 0);
+  }
+  if (!batch->gradients.empty()) optimizer_->beginSteps(batch->gradients.size());
+  batch->blocks = (params_.size() + kBlock - 1) / kBlock;
+  if (batch->blocks == 0) {
+    batch->finished = true;
+  } else {
+    inFlight_ = batch;
+  }
+  changed_.notify_all();
+}
+
+void Shard::applyBatch(Batch& batch) {
+  for (size_t block; (block = batch.nextBlock.fetch_add(1)) < batch.blocks;) {
+    const size_t begin = block * kBlock;
+    const size_t end = std::min(begin + kBlock, params_.size());
+    if (!batch.gradients.empty()) {
+      optimizer_->applySteps(params_.data(), batch.gradients.data(), begin, end);
+    }
+    for (Request* request : batch.requests) {
+      std::copy(params_.begin() + long(begin), params_.begin() + long(end),
+                request->out + begin);
+    }
+    if (batch.blocksDone.fetch_add(1, std::memory_order_acq_rel) + 1 == batch.blocks) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      batch.finished = true;
+      inFlight_.reset();
+      changed_.notify_all();
+    }
+  }
+}
+
+Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient, float* out) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  auto over = [&] { return closed_ || globalStep_ >= options_.trainSteps; };
+  // A worker gives one gradient per step: one that comes again (it reconnected while its last
+  // push waited here) gives it to the next step.
+  changed_.wait(lock, [&] { return over() || !contributed_.at(worker); });
+  StepResult result = resultLocked(false, false, 0);
+  if (!over()) {
+    const float* __restrict g = gradient;
+    float* __restrict sum = gradientSum_.data();
+    for (size_t i = 0, n = params_.size(); i < n; ++i) sum[i] += g[i];
+    contributed_[worker] = true;
+    if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
+    const auto step = globalStep_;
+    const int averaged = arrivals_;
+    if (arrivals_ == options_.syncWorkers) {
+      completeSyncStep();
+      result = resultLocked(true, true, averaged);
+    } else if (!changed_.wait_until(lock, stepDeadline_,
+                                    [&] { return closed_ || globalStep_ > step; })) {
+      // The deadline passed without the others: the step is taken with those that came, so a
+      // lost worker slows training down instead of stopping it.
+      const int came = arrivals_;
+      completeSyncStep();
+      result = resultLocked(true, true, came);
+    } else {
+      result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     }
   }
   std::copy(params_.begin(), params_.end(), out);
   return result;
 }
 
-Shard::StepResult Shard::read(float* out) const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  std::copy(params_.begin(), params_.end(), out);
-  return resultLocked(false, false);
+void Shard::completeSyncStep() {
+  const float scale = 1.0f / float(arrivals_);
+  for (auto& g : gradientSum_) g *= scale;
+  optimizer_->apply(params_.data(), gradientSum_.data(), params_.size());
+  std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
+  std::fill(contributed_.begin(), contributed_.end(), false);
+  arrivals_ = 0;
+  ++globalStep_;
+  changed_.notify_all();
 }
 
 void Shard::close() {
   std::lock_guard<std::mutex> lock(mutex_);
   closed_ = true;
+  changed_.notify_all();
 }
 
 Shard::StepResult Shard::state() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return resultLocked(false, false);
+  return resultLocked(false, false, 0);
 }
 
 std::vector<std::uint8_t> Shard::serialize() const {
   std::vector<std::uint8_t> bytes;
   ByteWriter out(bytes);
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !inFlight_; });
   out.put(globalStep_).put(std::uint64_t(params_.size())).putFloats(params_.data(), params_.size());
   optimizer_->save(out);
   return bytes;
@@ -82,7 +189,8 @@ std::vector<std::uint8_t> Shard::serialize() const {
 
 void Shard::restore(const std::vector<std::uint8_t>& bytes) {
   ByteReader in(bytes.data(), bytes.size());
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !inFlight_; });
   auto step = in.get<std::uint64_t>();
   if (in.get<std::uint64_t>() != params_.size()) throw ProtocolError("shard size differs");
   in.getFloats(params_.data(), params_.size());

@@ -14,6 +14,12 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+Poco::Net::StreamSocket connectWithRetry(const Endpoint& endpoint, Clock::time_point deadline) {
+  Poco::Net::StreamSocket socket;
+  retryUntil(endpoint, deadline, [&] { socket = connectOnce(endpoint); });
+  return socket;
+}
+
 std::string peerErrorOf(const Endpoint& endpoint, std::chrono::milliseconds timeout) {
   try {
     connectWithRetry(endpoint, Clock::now() + timeout);
@@ -66,4 +72,15 @@ BOOST_AUTO_TEST_CASE(waits_for_a_peer_that_starts_listening_late) {
   auto socket = connectWithRetry({"127.0.0.1", port}, Clock::now() + std::chrono::seconds(10));
   BOOST_TEST(socket.peerAddress().port() == port);
   lateServer.join();
+}
+
+BOOST_AUTO_TEST_CASE(a_refusal_is_not_retried) {
+  int attempts = 0;
+  BOOST_CHECK_THROW(retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10),
+                               [&] {
+                                 ++attempts;
+                                 throw pstrain::RefusedError("ps refused: another run");
+                               }),
+                    pstrain::RefusedError);
+  BOOST_TEST(attempts == 1);
 }

@@ -1,11 +1,13 @@
 #define BOOST_TEST_MODULE hostile
 #include <boost/test/unit_test.hpp>
 
+#include <Poco/Exception.h>
 #include <Poco/Net/StreamSocket.h>
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <atomic>
 #include <random>
 #include <thread>
 
@@ -34,12 +36,13 @@ struct LiveCluster {
   TempDir data;
   TempDir logs;
   std::vector<int> ports = freeLoopbackPorts(6);  // ps, worker 0, worker 1, three HTTP
+  const int steps;
   std::vector<std::string> settings{"--ps", "1", "--workers", "2", "--train-steps",
-                                    std::to_string(kSteps), "--batch-size", "20",
+                                    std::to_string(steps), "--batch-size", "20",
                                     "--hidden-units", "16", "--log-every-steps", "100"};
   std::vector<std::unique_ptr<pstrain::app::ChildProcess>> processes;
 
-  LiveCluster() {
+  explicit LiveCluster(int trainSteps = kSteps) : steps(trainSteps) {
     writeSyntheticMnist(data.path(), 2000, 200, false);
     writeFile(logs.file("key"), "the-right-key\n");
     start("ps", 0, ports[0], ports[3]);
@@ -77,14 +80,18 @@ struct LiveCluster {
   }
 };
 
-// Whether the ps closed the connection (after an error frame, or at once).
+// Whether the ps closed the connection (after an error frame, or at once) within 10 s.
 bool closedByPs(Poco::Net::StreamSocket& socket) {
   socket.setReceiveTimeout(Poco::Timespan(10, 0));
-  Connection connection(socket, 1 << 20);
+  char buffer[4096];
   try {
-    for (;;) connection.receive();
-  } catch (const pstrain::PeerError&) {
-    return true;  // closed, refused with an error frame, or reset
+    while (socket.receiveBytes(buffer, sizeof buffer) > 0) {
+    }
+    return true;  // closed
+  } catch (const Poco::TimeoutException&) {
+    return false;  // still open
+  } catch (const Poco::Exception&) {
+    return true;  // reset
   }
 }
 
@@ -118,10 +125,12 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(logged(cluster, "bad magic"));
   }
-  {  // a valid header announcing a huge push
+  {  // a valid header announcing a huge push (and bytes enough to be read)
     auto socket = cluster.connect();
     auto header = encodeHeader(MessageType::kPush, 0xfffffff0u);
     socket.sendBytes(header.data(), int(header.size()));
+    std::vector<char> some(64, 1);
+    socket.sendBytes(some.data(), int(some.size()));
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(logged(cluster, "push frame of 4294967280 bytes has an invalid length"));
   }
@@ -133,7 +142,14 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     socket.sendBytes(hello.data(), 10);
     socket.shutdownSend();
     BOOST_TEST(closedByPs(socket));
-    BOOST_TEST(logged(cluster, "closed by the peer"));
+  }
+  {  // half a hello, then silence: closed at the handshake deadline
+    auto socket = cluster.connect();
+    auto hello = encode(cluster.hello());
+    auto header = encodeHeader(MessageType::kHello, std::uint32_t(hello.size()));
+    socket.sendBytes(header.data(), int(header.size()));
+    BOOST_TEST(closedByPs(socket));
+    BOOST_TEST(logged(cluster, "no complete first frame within 5 s"));
   }
   {  // a push before any hello
     auto socket = cluster.connect();
@@ -141,7 +157,7 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     std::vector<float> gradient(10, 1.0f);
     connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());
     BOOST_TEST(closedByPs(socket));
-    BOOST_TEST(logged(cluster, "push before hello"));
+    BOOST_TEST(logged(cluster, "expected hello but received push"));
   }
   {  // a connection without the key
     auto socket = cluster.connect();
@@ -167,4 +183,49 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
   BOOST_TEST(cluster.psLog().find("PS 0: global step " + std::to_string(kSteps) + " done") !=
              std::string::npos);
   BOOST_TEST(!cluster.processes[0]->poll().has_value());  // the ps still serves
+}
+
+// Strangers that hold connections open (a port scan, a stuck client, a byte a second) cost the
+// ps no thread: training goes on, and a worker that restarts meanwhile is admitted at once.
+BOOST_AUTO_TEST_CASE(silent_and_trickling_connections_do_not_hold_training) {
+  LiveCluster cluster(200000);  // long enough to outlast the handshake deadline
+  BOOST_REQUIRE(waitFor([&] { return cluster.psLog().find("global step 100 done") !=
+                                     std::string::npos; },
+                        std::chrono::seconds(30)));
+  std::vector<Poco::Net::StreamSocket> silent;
+  for (int i = 0; i < 300; ++i) silent.push_back(cluster.connect());
+  std::vector<Poco::Net::StreamSocket> trickling;
+  for (int i = 0; i < 30; ++i) trickling.push_back(cluster.connect());
+  std::atomic<bool> stop{false};
+  std::thread trickle([&] {
+    const char byte = 'P';
+    while (!stop) {
+      for (auto& socket : trickling) {
+        try {
+          socket.sendBytes(&byte, 1);
+        } catch (const Poco::Exception&) {
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  });
+
+  // Worker 1 restarts while the strangers hold their connections.
+  cluster.processes[2]->stop(std::chrono::milliseconds(0));
+  const auto restarted = std::chrono::steady_clock::now();
+  std::filesystem::remove(cluster.logs.file("worker-1/deploy.log"));
+  cluster.start("worker", 1, cluster.ports[2], cluster.ports[5]);
+  BOOST_TEST(waitFor([&] { return contains(readText(cluster.logs.file("worker-1/deploy.log")),
+                                           "Worker 1: connected to ps"); },
+                     std::chrono::seconds(10)));
+  BOOST_TEST((std::chrono::steady_clock::now() - restarted < std::chrono::seconds(5)));
+  // The strangers are closed at their deadline, while training goes on.
+  BOOST_TEST(logged(cluster, "no complete first frame within 5 s"));
+  BOOST_TEST(!std::filesystem::exists(cluster.logs.file("worker-0/result.json")));
+
+  BOOST_TEST(waitFor([&] { return std::filesystem::exists(cluster.logs.file("worker-0/result.json")); },
+                     std::chrono::seconds(180)));
+  stop = true;
+  trickle.join();
+  BOOST_TEST(contains(cluster.psLog(), "PS 0: global step " + std::to_string(cluster.steps) + " done"));
 }

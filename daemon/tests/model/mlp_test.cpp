@@ -92,7 +92,7 @@ BOOST_AUTO_TEST_CASE(training_steps_reduce_the_loss_and_learn_the_labels) {
   float first = mlp.lossAndGradient(params.data(), inputs, labels.data(), gradient.data());
   for (int step = 0; step < 300; ++step) {
     mlp.lossAndGradient(params.data(), inputs, labels.data(), gradient.data());
-    adam.apply(params.data(), gradient.data());
+    adam.apply(params.data(), gradient.data(), params.size());
   }
   float last = mlp.loss(params.data(), inputs, labels.data());
   BOOST_TEST(last < first * 0.2f);

@@ -107,6 +107,6 @@ BOOST_AUTO_TEST_CASE(unexpected_type_is_a_protocol_error) {
   SocketPair pair;
   Connection sender(pair.client, 1 << 20);
   Connection receiver(pair.accepted, 1 << 20);
-  sender.send(MessageType::kStatus);
+  sender.send(MessageType::kPull);
   BOOST_CHECK_THROW(receiver.receiveExpected(MessageType::kWelcome), pstrain::ProtocolError);
 }

@@ -1,8 +1,12 @@
 #define BOOST_TEST_MODULE shard
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
 #include <thread>
 
+#include "pstrain/common/error.hpp"
 #include "pstrain/ps/shard.hpp"
 
 using namespace pstrain::ps;
@@ -21,11 +25,21 @@ BOOST_AUTO_TEST_CASE(shard_ranges_tile_the_vector_evenly) {
   }
 }
 
+namespace {
+
+Shard::Options asyncSteps(std::uint64_t trainSteps) { return Shard::Options{trainSteps, 0, {}}; }
+
+Shard::Options syncSteps(std::uint64_t trainSteps, int workers, int timeoutMs = 30000) {
+  return Shard::Options{trainSteps, workers, std::chrono::milliseconds(timeoutMs)};
+}
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(async_push_applies_one_global_step) {
-  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(2, 0.5f), 10, 0);
+  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(10));
   float gradient[] = {2.0f, -2.0f};
   float out[2];
-  auto result = shard.push(gradient, out);
+  auto result = shard.push(0, gradient, out);
   BOOST_TEST(result.globalStep == 1u);
   BOOST_TEST(result.applied);
   BOOST_TEST(result.advanced);
@@ -34,39 +48,75 @@ BOOST_AUTO_TEST_CASE(async_push_applies_one_global_step) {
   BOOST_TEST(out[1] == 3.0f);
 }
 
-BOOST_AUTO_TEST_CASE(no_push_is_applied_beyond_train_steps) {
-  const std::uint64_t trainSteps = 1000;
-  Shard shard(std::vector<float>(64, 0.0f), std::make_unique<Sgd>(64, 1.0f), trainSteps, 0);
-  std::vector<float> gradient(64, -1.0f);  // each applied step adds 1 to every parameter
+BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_steps) {
+  const std::uint64_t trainSteps = 3000;
+  const size_t size = 10000;  // several blocks: threads share the passes
+  Shard shard(std::vector<float>(size, 0.0f), std::make_unique<Sgd>(1.0f), asyncSteps(trainSteps));
+  std::vector<float> gradient(size, -1.0f);  // each applied step adds 1 to every parameter
+  std::vector<std::vector<std::uint64_t>> stepsSeen(8);
   std::vector<std::thread> workers;
-  for (int w = 0; w < 4; ++w) {
-    workers.emplace_back([&] {
-      std::vector<float> out(64);
-      while (!shard.push(gradient.data(), out.data()).done) {
+  for (std::uint32_t w = 0; w < 8; ++w) {
+    workers.emplace_back([&, w] {
+      std::vector<float> out(size);
+      for (;;) {
+        auto result = shard.push(w, gradient.data(), out.data());
+        if (result.applied) stepsSeen[w].push_back(result.globalStep);
+        // The answer holds at least this push's step, in every block.
+        if (result.applied && (out.front() < float(result.globalStep) ||
+                               out.back() < float(result.globalStep))) {
+          stepsSeen[w].push_back(0);
+        }
+        if (result.done) break;
       }
     });
   }
   for (auto& worker : workers) worker.join();
-  std::vector<float> out(64);
+  std::vector<std::uint64_t> all;
+  for (const auto& steps : stepsSeen) all.insert(all.end(), steps.begin(), steps.end());
+  std::sort(all.begin(), all.end());
+  std::vector<std::uint64_t> expected(trainSteps);
+  std::iota(expected.begin(), expected.end(), 1);
+  BOOST_TEST(all == expected, boost::test_tools::per_element());
+  std::vector<float> out(size);
   auto state = shard.read(out.data());
   BOOST_TEST(state.globalStep == trainSteps);
   BOOST_TEST(state.done);
   BOOST_TEST(out[0] == float(trainSteps));
-  auto late = shard.push(gradient.data(), out.data());
+  BOOST_TEST(out[size - 1] == float(trainSteps));
+  auto late = shard.push(0, gradient.data(), out.data());
   BOOST_TEST(!late.applied);
   BOOST_TEST(late.globalStep == trainSteps);
   BOOST_TEST(out[0] == float(trainSteps));
 }
 
+BOOST_AUTO_TEST_CASE(adam_steps_applied_together_by_ranges_equal_steps_one_by_one) {
+  const size_t size = 1000;
+  std::vector<std::vector<float>> gradients(3, std::vector<float>(size));
+  for (size_t s = 0; s < 3; ++s) {
+    for (size_t i = 0; i < size; ++i) gradients[s][i] = std::sin(float(i * (s + 1)));
+  }
+  Adam oneByOne(size, 0.01f);
+  std::vector<float> expected(size, 0.5f);
+  for (const auto& gradient : gradients) oneByOne.apply(expected.data(), gradient.data(), size);
+
+  Adam together(size, 0.01f);
+  std::vector<float> params(size, 0.5f);
+  const float* steps[] = {gradients[0].data(), gradients[1].data(), gradients[2].data()};
+  together.beginSteps(3);
+  together.applySteps(params.data(), steps, 600, size);  // ranges in any order
+  together.applySteps(params.data(), steps, 0, 600);
+  BOOST_TEST(params == expected, boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
-  Shard shard({0.0f}, std::make_unique<Sgd>(1, 1.0f), 5, 2);
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
   float out1 = 0;
   float out2 = 0;
   float g1 = 2.0f;
   float g2 = 4.0f;
   Shard::StepResult r1{};
-  std::thread first([&] { r1 = shard.push(&g1, &out1); });
-  auto r2 = shard.push(&g2, &out2);
+  std::thread first([&] { r1 = shard.push(0, &g1, &out1); });
+  auto r2 = shard.push(1, &g2, &out2);
   first.join();
   BOOST_TEST(r1.globalStep == 1u);
   BOOST_TEST(r2.globalStep == 1u);
@@ -75,11 +125,85 @@ BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
   BOOST_TEST(r1.advanced != r2.advanced);  // exactly one push completed the step
 }
 
+BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
+  // Worker 0 pushes twice (its connection broke while the first push waited, and it pushed
+  // again after reconnecting); worker 1 once. Whatever the order, one of worker 0's gradients
+  // and worker 1's make step 1, and the other of worker 0's goes to step 2, which the deadline
+  // closes without worker 1.
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2, 300));
+  float a = 2.0f;
+  float b = 100.0f;
+  float other = 4.0f;
+  float outA = 0, outB = 0, outOther = 0;
+  Shard::StepResult rA{}, rB{};
+  std::thread first([&] { rA = shard.push(0, &a, &outA); });
+  std::thread second([&] { rB = shard.push(0, &b, &outB); });
+  auto rOther = shard.push(1, &other, &outOther);
+  first.join();
+  second.join();
+  BOOST_TEST(rOther.globalStep == 1u);
+  BOOST_TEST(shard.state().globalStep == 2u);
+  const auto& repeat = rA.globalStep == 2u ? rA : rB;
+  BOOST_TEST(std::min(rA.globalStep, rB.globalStep) == 1u);
+  BOOST_TEST(repeat.globalStep == 2u);
+  BOOST_TEST(repeat.advanced);
+  BOOST_TEST(repeat.averaged == 1);
+  // -mean(2, 4) - 100, or -mean(100, 4) - 2
+  const float last = std::min(outA, outB);  // the answer to step 2
+  BOOST_TEST((last == -103.0f || last == -54.0f));
+}
+
+BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 3, 100));
+  float g = 6.0f;
+  float out = 0;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = shard.push(0, &g, &out);
+  BOOST_TEST(result.advanced);
+  BOOST_TEST(result.averaged == 1);
+  BOOST_TEST(out == -6.0f);
+  BOOST_TEST((std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100)));
+}
+
+BOOST_AUTO_TEST_CASE(close_releases_pushes_waiting_at_the_sync_barrier) {
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
+  float g = 1.0f;
+  float out = 0;
+  Shard::StepResult result{};
+  std::thread waiting([&] { result = shard.push(0, &g, &out); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let it park (either way passes)
+  const auto start = std::chrono::steady_clock::now();
+  shard.close();
+  waiting.join();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  BOOST_TEST(!result.applied);
+  BOOST_TEST(shard.state().globalStep == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state) {
+  const size_t size = 5000;
+  std::vector<float> g(size, 0.25f);
+  std::vector<float> out(size);
+  Shard original(std::vector<float>(size, 1.0f), std::make_unique<Adam>(size, 0.01f),
+                 asyncSteps(100));
+  for (int i = 0; i < 3; ++i) original.push(0, g.data(), out.data());
+  Shard restored(std::vector<float>(size, 0.0f), std::make_unique<Adam>(size, 0.01f),
+                 asyncSteps(100));
+  restored.restore(original.serialize());
+  BOOST_TEST(restored.state().globalStep == 3u);
+  std::vector<float> a(size), b(size);
+  original.push(0, g.data(), a.data());
+  restored.push(0, g.data(), b.data());
+  BOOST_TEST(a == b, boost::test_tools::per_element());
+  Shard other(std::vector<float>(10, 0.0f), std::make_unique<Adam>(10, 0.01f), asyncSteps(100));
+  BOOST_CHECK_THROW(other.restore(original.serialize()), pstrain::ProtocolError);
+}
+
 BOOST_AUTO_TEST_CASE(adam_first_step_moves_by_the_learning_rate) {
   Adam adam(3, 0.1f);
   float params[] = {1.0f, 1.0f, 1.0f};
   float gradient[] = {5.0f, -0.001f, 0.0f};
-  adam.apply(params, gradient);
+  adam.apply(params, gradient, 3);
   BOOST_TEST(std::abs(params[0] - 0.9f) < 1e-5);
   BOOST_TEST(std::abs(params[1] - 1.1f) < 1e-4);
   BOOST_TEST(params[2] == 1.0f);

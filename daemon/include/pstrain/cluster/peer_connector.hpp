@@ -3,16 +3,26 @@
 #include <Poco/Net/StreamSocket.h>
 
 #include <chrono>
+#include <functional>
 
 #include "pstrain/cluster/placement.hpp"
+#include "pstrain/ps/client.hpp"
 
 namespace pstrain::cluster {
 
-// Connects to a peer whose DNS name and port may appear late (pods start in parallel, DNS
-// records follow): resolves and connects again and again with capped exponential backoff until
-// the deadline, then throws PeerError saying which step failed. Each attempt resolves anew, so a
-// rescheduled pod's new address is found.
-Poco::Net::StreamSocket connectWithRetry(const Endpoint& endpoint,
-                                         std::chrono::steady_clock::time_point deadline);
+// Resolves `endpoint` and connects once (2 s at most); throws UnreachableError saying which
+// step failed. Resolving anew each time finds a rescheduled pod's new address.
+Poco::Net::StreamSocket connectOnce(const Endpoint& endpoint);
+
+// Runs `attempt` until it returns, again and again with capped exponential backoff while it
+// fails in a way a later attempt may not (a PeerError: the peer is not there yet, went away, or
+// is another one for now), until `deadline`; then throws the last failure, naming the peer. A
+// refusal or a protocol error ends it at once. The one retry loop of reaching a peer: pods start
+// in parallel and their DNS records appear late.
+void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
+                const std::function<void()>& attempt);
+
+// Dials a ps over TCP (one connectOnce), counting the connection's bytes in `traffic`.
+ps::Dialer tcpDialer(net::TrafficCounters* traffic);
 
 }  // namespace pstrain::cluster

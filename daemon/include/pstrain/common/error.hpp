@@ -43,8 +43,21 @@ class PeerError : public Error {
   int exitCode() const override { return kExitPeer; }
 };
 
-// Bytes received from the network violate the wire protocol.
+// Bytes received from the network violate the wire protocol. Trying again will not help.
 class ProtocolError : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
+// The peer refused us and said why (an error frame): trying again will not help.
+class RefusedError : public PeerError {
+ public:
+  using PeerError::PeerError;
+};
+
+// The peer is not there (yet): its name does not resolve or nothing answers on its port. Pods
+// start in parallel and DNS records follow, so a later attempt may succeed.
+class UnreachableError : public PeerError {
  public:
   using PeerError::PeerError;
 };

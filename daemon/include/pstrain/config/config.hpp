@@ -29,6 +29,7 @@ struct Config {
   std::vector<std::string> psHosts;
   double peerTimeoutSeconds = 300;
   double idleTimeoutSeconds = 120;
+  double syncTimeoutSeconds = 30;
   std::string authKeyFile;
 
   std::string dataDir = "/usr/share/pstrain/data";

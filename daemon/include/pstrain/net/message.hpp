@@ -23,8 +23,8 @@ enum class MessageType : std::uint16_t {
   kPull = 3,         // worker -> ps: send me the shard's parameters
   kPush = 4,         // worker -> ps: gradients for the shard (float tail)
   kParams = 5,       // ps -> worker: the shard's parameters after the step (float tail)
-  kStatus = 6,       // anyone -> any process: how far are you
-  kStatusReply = 7,  // the answer
+  // 6 is retired (a status query; status is served over HTTP).
+  kStatusReply = 7,  // ps -> worker: the answer to done
   kDone = 8,         // worker -> ps: I have finished; answered with kStatusReply
   kError = 9,        // either way: why the connection is refused (text tail), then close
   kChallenge = 10,   // ps -> worker: its nonce and its proof of the shared key
@@ -48,6 +48,8 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload);
 
 // Size of a type's fixed fields, and whether a float array follows them.
 size_t fixedFieldsSize(MessageType type);
+// The bytes of fields that follow a checked header: the fixed fields (an error's whole text).
+size_t fieldsSize(const FrameHeader& frame);
 bool carriesValues(MessageType type);
 
 struct Hello {

@@ -10,34 +10,58 @@
 
 namespace pstrain::ps {
 
-// Updates a block of parameters from its gradient. Holds its own state (Adam's moments) for
-// exactly `size` parameters.
+// Updates a block of parameters from gradients, one optimizer step per gradient. Holds its own
+// state (Adam's moments) for exactly `size` parameters.
+//
+// A step is prepared once (beginSteps) and then applied range by range (applySteps), so several
+// gradients that arrive together are applied in one pass over memory, and disjoint ranges of the
+// same steps can be applied by different threads at once. The result is the same as applying
+// each gradient to the whole vector in turn.
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  virtual void apply(float* params, const float* gradient) = 0;
+
+  // Makes the next `count` steps (at most kMaxSteps) the ones applySteps() applies.
+  virtual void beginSteps(size_t count) = 0;
+  // Applies the steps begun last, gradients[0] first, to params[begin, end). Thread-safe for
+  // disjoint ranges.
+  virtual void applySteps(float* params, const float* const* gradients, size_t begin,
+                          size_t end) = 0;
+
+  // One step over the whole vector.
+  void apply(float* params, const float* gradient, size_t size) {
+    beginSteps(1);
+    applySteps(params, &gradient, 0, size);
+  }
+
   // The optimizer's state, for checkpoints; restore() takes what save() wrote.
   virtual void save(ByteWriter& out) const = 0;
   virtual void restore(ByteReader& in) = 0;
+
+  static constexpr size_t kMaxSteps = 64;
 };
 
 class Sgd : public Optimizer {
  public:
-  Sgd(size_t size, float learningRate) : size_(size), learningRate_(learningRate) {}
-  void apply(float* params, const float* gradient) override;
+  explicit Sgd(float learningRate) : learningRate_(learningRate) {}
+  void beginSteps(size_t count) override { steps_ = count; }
+  void applySteps(float* params, const float* const* gradients, size_t begin,
+                  size_t end) override;
   void save(ByteWriter&) const override {}
   void restore(ByteReader&) override {}
 
  private:
-  size_t size_;
   float learningRate_;
+  size_t steps_ = 0;
 };
 
 // Adam (Kingma & Ba) with the usual defaults beta1 0.9, beta2 0.999, epsilon 1e-8.
 class Adam : public Optimizer {
  public:
   Adam(size_t size, float learningRate);
-  void apply(float* params, const float* gradient) override;
+  void beginSteps(size_t count) override;
+  void applySteps(float* params, const float* const* gradients, size_t begin,
+                  size_t end) override;
   void save(ByteWriter& out) const override;
   void restore(ByteReader& in) override;
 
@@ -47,6 +71,7 @@ class Adam : public Optimizer {
   std::vector<float> secondMoment_;
   double beta1Power_ = 1.0;
   double beta2Power_ = 1.0;
+  std::vector<float> stepSizes_;  // of the steps begun last, bias correction folded in
 };
 
 std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -22,35 +25,48 @@ ShardRange shardRange(size_t parameterCount, int shards, int index);
 
 // One ps's parameters, its optimizer and the global step. Thread-safe: each worker connection
 // pushes from its own thread.
+//
+// Asynchronous pushes that arrive together are combined: whoever finds no update under way takes
+// every waiting request (up to Optimizer::kMaxSteps) into one batch, and the threads of that
+// batch apply it together, block by block, each block once through the cache for all its
+// gradients, copying each block into every request's answer while it is hot. Each gradient is
+// still its own global step, applied in arrival order, so no step is lost or merged.
 class Shard {
  public:
   struct StepResult {
     std::uint64_t globalStep;
     bool applied;   // this push's gradient went into an update
-    bool advanced;  // this push completed a global step (in sync mode: the last one to arrive)
+    bool advanced;  // this push completed a global step (in sync mode: the one that closed it)
     bool done;      // the global step has reached trainSteps
+    int averaged;   // gradients in the step this push completed (sync: those that came in time)
   };
 
-  // syncWorkers = 0: asynchronous, every push is one global step. Otherwise each global step
-  // averages one gradient from each of syncWorkers workers.
-  Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer,
-        std::uint64_t trainSteps, int syncWorkers);
+  struct Options {
+    std::uint64_t trainSteps = 0;
+    // 0: asynchronous, every push is one global step. Otherwise each global step averages one
+    // gradient from each of syncWorkers workers, or from those that came within syncTimeout
+    // of the step's first gradient.
+    int syncWorkers = 0;
+    std::chrono::milliseconds syncTimeout{30000};
+  };
+
+  Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options);
 
   size_t size() const { return params_.size(); }
-  std::uint64_t trainSteps() const { return trainSteps_; }
+  std::uint64_t trainSteps() const { return options_.trainSteps; }
 
-  // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats, then
-  // copies the parameters as they are after the step into `out`. Once the global step has
-  // reached trainSteps, gradients are no longer applied.
-  StepResult push(const float* gradient, float* out);
+  // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats from
+  // `worker`, then copies the parameters as they are after the step into `out`. Once the global
+  // step has reached trainSteps, or the shard is closed, gradients are no longer applied.
+  StepResult push(std::uint32_t worker, const float* gradient, float* out);
 
   // Copies the current parameters into `out`.
-  StepResult read(float* out) const;
+  StepResult read(float* out);
 
   StepResult state() const;
 
-  // Applies no push from now on (the process is stopping): whatever a final checkpoint holds is
-  // all that was ever acknowledged as applied.
+  // Applies no push from now on (the process is stopping), and releases pushes waiting at the
+  // sync barrier: whatever a final checkpoint holds is all that was ever acknowledged as applied.
   void close();
 
   // The global step, parameters and optimizer state, for a checkpoint; restore() takes what
@@ -59,18 +75,31 @@ class Shard {
   void restore(const std::vector<std::uint8_t>& bytes);
 
  private:
-  StepResult resultLocked(bool applied, bool advanced) const;
+  struct Request;
+  struct Batch;
+
+  StepResult pushAsync(const float* gradient, float* out);
+  StepResult pushSync(std::uint32_t worker, const float* gradient, float* out);
+  void startBatch();
+  void applyBatch(Batch& batch);
+  void completeSyncStep();
+  StepResult resultLocked(bool applied, bool advanced, int averaged) const;
 
   mutable std::mutex mutex_;
-  std::condition_variable stepAdvanced_;
+  mutable std::condition_variable changed_;
   std::vector<float> params_;
   std::unique_ptr<Optimizer> optimizer_;
-  std::uint64_t trainSteps_;
+  const Options options_;
   std::uint64_t globalStep_ = 0;
-  int syncWorkers_;
-  std::vector<float> gradientSum_;
-  int arrivals_ = 0;
   bool closed_ = false;
+  // Asynchronous mode: requests not yet in a batch, and the batch being applied.
+  std::deque<Request*> waiting_;
+  std::shared_ptr<Batch> inFlight_;
+  // Synchronous mode: the sum of this step's gradients and who contributed them.
+  std::vector<float> gradientSum_;
+  std::vector<bool> contributed_;
+  int arrivals_ = 0;
+  std::chrono::steady_clock::time_point stepDeadline_;
 };
 
 }  // namespace pstrain::ps

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pstrain/net/channel.hpp"
+#include "pstrain/net/session.hpp"
+
+namespace pstrain::net {
+
+class LoopbackChannel;
+
+// An in-process network: servers listen on addresses, clients dial them and get a Channel whose
+// other end a thread of the network serves, as a TCP listener would. Frames go through memory,
+// so ps and workers run as threads of one test and a fault scenario takes a second.
+class LoopbackNetwork {
+ public:
+  LoopbackNetwork() = default;
+  // Closes every channel and waits for every session to end.
+  ~LoopbackNetwork();
+
+  LoopbackNetwork(const LoopbackNetwork&) = delete;
+  LoopbackNetwork& operator=(const LoopbackNetwork&) = delete;
+
+  void listen(const std::string& address, Serve serve);
+  // Stops serving `address`, as a process that dies: its channels close, its sessions end.
+  void close(const std::string& address);
+  // A channel to whoever listens on `address`; UnreachableError when nobody does.
+  std::unique_ptr<Channel> dial(const std::string& address);
+
+ private:
+  struct Session {
+    std::string address;
+    std::shared_ptr<LoopbackChannel> serverEnd;
+    std::thread thread;
+  };
+
+  void endSessions(const std::string* address);
+
+  std::mutex mutex_;
+  std::map<std::string, Serve> listeners_;
+  std::vector<Session> sessions_;
+  int dialed_ = 0;
+};
+
+}  // namespace pstrain::net

@@ -1,0 +1,88 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/net/channel.hpp"
+#include "pstrain/net/message.hpp"
+#include "pstrain/observe/metrics.hpp"
+
+namespace pstrain::ps {
+
+// One attempt at a channel to a ps: throws UnreachableError (or another PeerError) when it
+// fails. The TCP dialer resolves and connects once; tests dial a LoopbackNetwork.
+using Dialer =
+    std::function<std::unique_ptr<net::Channel>(const cluster::Endpoint&, std::uint32_t maxPayload)>;
+
+struct ClientOptions {
+  std::uint32_t worker = 0;
+  std::uint64_t runId = 0;
+  std::uint64_t parameterCount = 0;
+  std::string authKey;
+  std::vector<cluster::Endpoint> ps;  // in shard order
+  double peerTimeoutSeconds = 300;    // for a ps to appear, or to come back
+  double idleTimeoutSeconds = 0;      // for an answer; 0: wait for ever
+};
+
+// A worker's side of the ps: a channel to every ps, the handshake, push and pull to all of them
+// at once, and reconnection. The training loop sees parameters and gradients, never a channel.
+class Client {
+ public:
+  // What an exchange with every ps gave.
+  struct Exchange {
+    bool applied = false;           // some ps applied the push
+    std::uint64_t globalStep = 0;   // the lowest global step of the ps
+    double serviceSeconds = 0;      // the longest any ps held the request
+  };
+
+  Client(ClientOptions options, Dialer dial, observe::Metrics& metrics);
+
+  // Connects to every ps, retrying each with backoff until the peer timeout; throws PeerError
+  // (UnreachableError when a ps never appeared) when that is over, RefusedError or
+  // ProtocolError at once when a ps refuses this worker or cannot prove the key.
+  void connect();
+
+  // Every ps's slice of the parameters into `params`.
+  Exchange pull(float* params);
+  // Sends each ps its slice of `gradient` and puts the slice it answers, the parameters after
+  // the step, into `params`. A ps that went away is reconnected and pulled afresh: its part of
+  // this push is lost, as with a TensorFlow ps that restarts.
+  Exchange pushPull(const float* gradient, float* params, std::uint64_t localStep, float loss);
+
+  // Every ps has reached the last step.
+  bool done() const;
+
+  // Tells every ps this worker has finished after `localSteps`, and closes the channels.
+  void finish(std::uint64_t localSteps);
+
+ private:
+  struct Link {
+    cluster::Endpoint endpoint;
+    std::unique_ptr<net::Channel> channel;
+    net::Welcome shard{};
+    std::uint64_t globalStep = 0;
+    bool done = false;
+    bool awaiting = false;  // a request is out, its answer not yet read
+    std::string failure;    // why the channel broke, until it is made again
+  };
+
+  // A channel to `endpoint` that serves the shard starting at `offset` (any when npos).
+  Link open(const cluster::Endpoint& endpoint, size_t offset);
+  void reconnect(Link& link, float* params);
+  void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
+            const float* gradient);
+  Exchange collect(float* params);
+  void receiveParams(Link& link, float* params, Exchange& exchange);
+
+  const ClientOptions options_;
+  const Dialer dial_;
+  observe::Metrics& metrics_;
+  std::vector<Link> links_;
+};
+
+}  // namespace pstrain::ps

@@ -1,0 +1,170 @@
+#include "pstrain/ps/client.hpp"
+
+#include <algorithm>
+
+#include "pstrain/cluster/peer_connector.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/net/handshake.hpp"
+
+namespace pstrain::ps {
+namespace {
+
+constexpr size_t kAnyShard = size_t(-1);
+
+}  // namespace
+
+Client::Client(ClientOptions options, Dialer dial, observe::Metrics& metrics)
+    : options_(std::move(options)), dial_(std::move(dial)), metrics_(metrics) {}
+
+Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
+  const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
+                                        options_.parameterCount * sizeof(float));
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options_.peerTimeoutSeconds));
+  Link link{endpoint, nullptr};
+  cluster::retryUntil(endpoint, deadline, [&] {
+    auto channel = dial_(endpoint, maxPayload);
+    // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
+    channel->setReceiveTimeout(options_.peerTimeoutSeconds);
+    auto welcome = net::introduce(
+        *channel,
+        net::Hello{config::Role::kWorker, options_.worker, options_.parameterCount,
+                   options_.runId, {}},
+        options_.authKey);
+    if (offset != kAnyShard && welcome.offset != offset) {
+      // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused
+      // pod address can; it sorts itself out as the records catch up.
+      throw UnreachableError("ps " + endpoint.toString() + " serves parameters from " +
+                             std::to_string(welcome.offset) + ", not those from " +
+                             std::to_string(offset));
+    }
+    if (welcome.offset + welcome.count > options_.parameterCount) {
+      throw ProtocolError("ps " + endpoint.toString() + " serves parameters beyond the model");
+    }
+    channel->setReceiveTimeout(options_.idleTimeoutSeconds);
+    link.channel = std::move(channel);
+    link.shard = welcome;
+    link.globalStep = welcome.globalStep;
+  });
+  return link;
+}
+
+void Client::connect() {
+  auto logger = log::logger("worker");
+  size_t covered = 0;
+  std::vector<std::string> peers;
+  for (const auto& endpoint : options_.ps) {
+    // The shards tile the parameter vector in ps order.
+    links_.push_back(open(endpoint, covered));
+    const auto& shard = links_.back().shard;
+    covered += shard.count;
+    logger->info("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
+                 options_.worker, endpoint.toString(), shard.offset, shard.offset + shard.count,
+                 shard.globalStep);
+    peers.push_back("ps " + endpoint.toString());
+  }
+  metrics_.setPeers(std::move(peers));
+  if (covered != options_.parameterCount) {
+    throw ProtocolError("the ps together serve " + std::to_string(covered) + " of " +
+                        std::to_string(options_.parameterCount) + " parameters");
+  }
+}
+
+void Client::reconnect(Link& link, float* params) {
+  auto logger = log::logger("worker");
+  logger->warn("Worker {}: lost ps {} ({}); reconnecting", options_.worker,
+               link.endpoint.toString(), link.failure);
+  ++metrics_.reconnects;
+  link = open(link.endpoint, link.shard.offset);
+  // It may have gone back to its last checkpoint: its parameters replace ours.
+  link.channel->send(net::MessageType::kPull);
+  Exchange ignored;
+  receiveParams(link, params, ignored);
+  logger->info("Worker {}: reconnected to ps {} at global step {}", options_.worker,
+               link.endpoint.toString(), link.globalStep);
+}
+
+void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
+  const auto& frame = link.channel->receive();
+  if (frame.type != net::MessageType::kParams) {
+    throw ProtocolError("expected params but received " + net::messageName(frame.type));
+  }
+  auto answer = net::decodeParams(frame.fields);
+  link.channel->receiveValues(params + link.shard.offset, link.shard.count);
+  link.globalStep = answer.globalStep;
+  link.done = answer.done;
+  exchange.applied = exchange.applied || answer.applied;
+  exchange.serviceSeconds = std::max(exchange.serviceSeconds, answer.serviceMicros * 1e-6);
+}
+
+void Client::post(net::MessageType type, const std::vector<std::uint8_t>& fields,
+                  const float* gradient) {
+  // Requests go out to every ps first, so the ps work and the transfers overlap.
+  for (auto& link : links_) {
+    if (gradient && link.done) continue;  // a finished ps applies nothing more
+    try {
+      link.channel->send(type, fields, gradient ? gradient + link.shard.offset : nullptr,
+                         gradient ? link.shard.count : 0);
+      link.awaiting = true;
+    } catch (const ProtocolError&) {
+      throw;
+    } catch (const PeerError& e) {
+      link.failure = e.what();
+    }
+  }
+}
+
+Client::Exchange Client::collect(float* params) {
+  Exchange exchange;
+  for (auto& link : links_) {
+    if (!link.awaiting) continue;
+    link.awaiting = false;
+    try {
+      receiveParams(link, params, exchange);
+    } catch (const ProtocolError&) {
+      throw;  // a ps that speaks nonsense is not cured by reconnecting
+    } catch (const RefusedError&) {
+      throw;
+    } catch (const PeerError& e) {
+      link.failure = e.what();
+    }
+  }
+  for (auto& link : links_) {
+    if (!link.failure.empty()) reconnect(link, params);
+  }
+  exchange.globalStep = UINT64_MAX;
+  for (const auto& link : links_) exchange.globalStep = std::min(exchange.globalStep, link.globalStep);
+  return exchange;
+}
+
+Client::Exchange Client::pull(float* params) {
+  post(net::MessageType::kPull, {}, nullptr);
+  return collect(params);
+}
+
+Client::Exchange Client::pushPull(const float* gradient, float* params, std::uint64_t localStep,
+                                  float loss) {
+  post(net::MessageType::kPush, net::encode(net::Push{localStep, loss}), gradient);
+  return collect(params);
+}
+
+bool Client::done() const {
+  return std::all_of(links_.begin(), links_.end(), [](const Link& link) { return link.done; });
+}
+
+void Client::finish(std::uint64_t localSteps) {
+  for (auto& link : links_) {
+    try {
+      link.channel->send(net::MessageType::kDone, net::encode(net::Done{localSteps}));
+      link.channel->receiveExpected(net::MessageType::kStatusReply);
+    } catch (const PeerError& e) {
+      log::logger("worker")->info("Worker {}: could not say goodbye to ps {}: {}",
+                                  options_.worker, link.endpoint.toString(), e.what());
+    }
+  }
+  links_.clear();  // a finished worker holds no ps channel
+}
+
+}  // namespace pstrain::ps

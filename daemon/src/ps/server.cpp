@@ -1,0 +1,235 @@
+#include "pstrain/ps/server.hpp"
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+#include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/bytes.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
+#include "pstrain/net/handshake.hpp"
+
+namespace pstrain::ps {
+namespace {
+
+constexpr std::uint64_t kCheckpointMagic = 0x31544b4352545350;  // "PSTRCKT1"
+
+}  // namespace
+
+Server::Server(ServerOptions options, observe::Metrics& metrics)
+    : options_(std::move(options)),
+      metrics_(metrics),
+      shard_(std::move(options_.initial), std::move(options_.optimizer), options_.shard) {
+  restoreCheckpoint();
+  metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
+  checkpointer_ = std::thread([this] { checkpointPeriodically(); });
+  log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
+                          options_.range.offset, options_.range.offset + options_.range.count,
+                          options_.parameterCount, options_.description);
+}
+
+Server::~Server() {
+  {
+    std::lock_guard<std::mutex> lock(stopMutex_);
+    stopping_ = true;
+  }
+  stopRequested_.notify_all();
+  checkpointer_.join();
+}
+
+std::uint32_t Server::maxPayload() const {
+  return std::uint32_t(net::fixedFieldsSize(net::MessageType::kPush) +
+                       options_.range.count * sizeof(float));
+}
+
+void Server::restoreCheckpoint() {
+  if (options_.checkpointPath.empty()) return;
+  std::ifstream file(options_.checkpointPath, std::ios::binary);
+  if (!file) return;
+  auto logger = log::logger("ps");
+  const auto& path = options_.checkpointPath;
+  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
+                                  std::istreambuf_iterator<char>());
+  try {
+    ByteReader in(bytes.data(), bytes.size());
+    if (in.get<std::uint64_t>() != kCheckpointMagic) throw ProtocolError("not a ps checkpoint");
+    auto runId = in.get<std::uint64_t>();
+    if (runId != options_.runId) {
+      logger->info("PS {}: {} belongs to another run ({}); starting run {}", options_.index, path,
+                   runId, options_.runId);
+      return;
+    }
+    auto offset = in.get<std::uint64_t>();
+    if (offset != options_.range.offset) throw ProtocolError("it holds another shard");
+    shard_.restore(std::vector<std::uint8_t>(bytes.begin() + 16 + 8, bytes.end()));
+  } catch (const ProtocolError& e) {
+    throw IoError("checkpoint " + path + " cannot be restored (" + e.what() +
+                  "); move it away to start this run over");
+  }
+  auto state = shard_.state();
+  checkpointedStep_ = state.globalStep;
+  // Training was under way: the chief has been here before.
+  chiefJoined_ = state.globalStep > 0;
+  startTime_ = std::chrono::steady_clock::now();
+  metrics_.recordStep(state.globalStep, std::numeric_limits<float>::quiet_NaN());
+  logger->info("PS {}: restored {} at global step {}{}", options_.index, path, state.globalStep,
+               state.done ? ": the run has completed, training stays done" : "");
+}
+
+void Server::checkpoint() {
+  if (options_.checkpointPath.empty()) return;
+  std::lock_guard<std::mutex> lock(checkpointMutex_);
+  auto shardBytes = shard_.serialize();
+  std::uint64_t step = 0;
+  std::memcpy(&step, shardBytes.data(), sizeof step);
+  if (step == checkpointedStep_) return;
+  std::vector<std::uint8_t> bytes;
+  ByteWriter(bytes).put(kCheckpointMagic).put(options_.runId).put(
+      std::uint64_t(options_.range.offset));
+  bytes.insert(bytes.end(), shardBytes.begin(), shardBytes.end());
+  std::filesystem::create_directories(std::filesystem::path(options_.checkpointPath).parent_path());
+  writeFileAtomically(options_.checkpointPath, std::string(bytes.begin(), bytes.end()));
+  checkpointedStep_ = step;
+  log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", options_.index, step,
+                          options_.checkpointPath);
+}
+
+void Server::stop() {
+  shard_.close();
+  checkpoint();
+}
+
+void Server::checkpointPeriodically() {
+  if (options_.checkpointEverySeconds <= 0) return;
+  const auto period = std::chrono::duration<double>(options_.checkpointEverySeconds);
+  std::unique_lock<std::mutex> lock(stopMutex_);
+  while (!stopRequested_.wait_for(lock, period, [this] { return stopping_; })) {
+    try {
+      checkpoint();
+    } catch (const IoError& e) {
+      log::logger("ps")->error("PS {}: {}", options_.index, e.what());
+    }
+  }
+}
+
+void Server::serve(net::Channel& channel) {
+  auto logger = log::logger("ps");
+  const auto hello =
+      net::admit(channel, options_.authKey, [this](const net::Hello& h) { admit(h); });
+  const std::uint32_t worker = hello.index;
+  channel.setReceiveTimeout(options_.idleTimeoutSeconds);
+  awaitChief(worker, channel.peerName());
+  auto state = shard_.state();
+  channel.send(net::MessageType::kWelcome,
+               net::encode(net::Welcome{options_.range.offset, options_.range.count,
+                                        state.globalStep, shard_.trainSteps()}));
+  logger->info("PS {}: worker {} connected from {} (global step {})", options_.index, worker,
+               channel.peerName(), state.globalStep);
+
+  std::vector<float> gradient(options_.range.count);
+  std::vector<float> reply(options_.range.count);
+  // Answers a pull or a push with the parameters after it, and how long the ps held it.
+  auto answer = [&](const Shard::StepResult& result, double seconds) {
+    channel.send(net::MessageType::kParams,
+                 net::encode(net::Params{result.globalStep, result.applied, result.done,
+                                         std::uint32_t(seconds * 1e6)}),
+                 reply.data(), reply.size());
+  };
+  for (;;) {
+    const auto& frame = channel.receive();
+    switch (frame.type) {
+      case net::MessageType::kPull: {
+        const auto start = std::chrono::steady_clock::now();
+        auto result = shard_.read(reply.data());
+        const double seconds = secondsSince(start);
+        metrics_.pullSeconds.observe(seconds);
+        answer(result, seconds);
+        break;
+      }
+      case net::MessageType::kPush: {
+        auto push = net::decodePush(frame.fields);
+        channel.receiveValues(gradient.data(), gradient.size());
+        const auto start = std::chrono::steady_clock::now();
+        auto result = shard_.push(worker, gradient.data(), reply.data());
+        const double seconds = secondsSince(start);
+        metrics_.pushSeconds.observe(seconds);
+        answer(result, seconds);
+        if (result.advanced) logStep(result, push.localStep, push.loss, worker);
+        break;
+      }
+      case net::MessageType::kDone: {
+        auto done = net::decodeDone(frame.fields);
+        logger->info("PS {}: worker {} finished after {} local steps", options_.index, worker,
+                     done.localSteps);
+        auto state = shard_.state();
+        channel.send(net::MessageType::kStatusReply,
+                     net::encode(net::StatusReply{config::Role::kPs,
+                                                  std::uint32_t(options_.index),
+                                                  state.globalStep, state.done}));
+        break;
+      }
+      default:
+        throw ProtocolError("a ps does not accept " + net::messageName(frame.type) +
+                            " messages after the handshake");
+    }
+  }
+}
+
+void Server::admit(const net::Hello& hello) const {
+  if (hello.role != config::Role::kWorker || hello.index >= std::uint32_t(options_.workers)) {
+    throw ProtocolError("hello from " + config::roleName(hello.role) + " " +
+                        std::to_string(hello.index) + ": this run has workers 0 to " +
+                        std::to_string(options_.workers - 1));
+  }
+  if (hello.parameterCount != options_.parameterCount || hello.runId != options_.runId) {
+    throw ProtocolError("worker " + std::to_string(hello.index) +
+                        " runs a different configuration (model of " +
+                        std::to_string(hello.parameterCount) + " parameters, run " +
+                        std::to_string(hello.runId) + "; this ps has " +
+                        std::to_string(options_.parameterCount) + ", run " +
+                        std::to_string(options_.runId) + ")");
+  }
+}
+
+void Server::awaitChief(std::uint32_t worker, const std::string& peer) {
+  std::unique_lock<std::mutex> lock(chiefMutex_);
+  workersSeen_.push_back("worker " + std::to_string(worker) + " at " + peer);
+  metrics_.setPeers(workersSeen_);
+  if (worker == 0) {
+    if (!chiefJoined_) startTime_ = std::chrono::steady_clock::now();
+    chiefJoined_ = true;
+    chiefArrived_.notify_all();
+  } else if (!chiefJoined_) {
+    log::logger("ps")->info("PS {}: worker {} waits for the chief, worker 0", options_.index,
+                            worker);
+    chiefArrived_.wait(lock, [this] { return chiefJoined_; });
+  }
+}
+
+void Server::logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                     std::uint32_t worker) {
+  auto logger = log::logger("ps");
+  metrics_.recordStep(result.globalStep, loss);
+  if (options_.shard.syncWorkers > 0 && result.averaged < options_.shard.syncWorkers) {
+    logger->warn("PS {}: global step {} averaged {} of {} workers' gradients: the others did not "
+                 "come within {} ms",
+                 options_.index, result.globalStep, result.averaged, options_.shard.syncWorkers,
+                 options_.shard.syncTimeout.count());
+  }
+  if (result.globalStep % std::uint64_t(options_.logEverySteps) == 0 || result.done) {
+    logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})",
+                 options_.index, result.globalStep, worker, localStep, loss);
+  }
+  if (result.done) {
+    logger->info("Training ends @ {:.6f}", unixTime());
+    logger->info("Training elapsed time: {:.6f} s", secondsSince(startTime_));
+    metrics_.setState(observe::State::kCompleted);
+    checkpoint();
+    log::flush();
+  }
+}
+
+}  // namespace pstrain::ps
