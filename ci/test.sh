@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
-# (ctest), a minute of fuzzing of the frame decoder, the chart checks and the end-to-end test
-# (the image, and the chart's pods as Docker containers). Exits non-zero if any of them fails.
+# (ctest), the in-process ps tests under ThreadSanitizer, a minute of fuzzing of the frame
+# decoder, the chart checks and the end-to-end test (the image, and the chart's pods as Docker
+# containers). Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,7 @@ bash ci/build.sh
 
 status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=1
+bash ci/sanitize.sh || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
 bash ci/e2e.sh || status=1

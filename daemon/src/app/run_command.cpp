@@ -6,6 +6,7 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/completion_record.hpp"
+#include "pstrain/app/role_options.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/cluster/placement.hpp"
@@ -17,8 +18,6 @@
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/cluster/peer_connector.hpp"
-#include "pstrain/model/layout.hpp"
-#include "pstrain/net/auth.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
@@ -36,35 +35,6 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
 // How long a new connection may take to send its hello before it is closed: a worker sends it
 // at once, so this only bounds what strangers can hold.
 constexpr double kHandshakeSeconds = 5;
-
-ps::ServerOptions serverOptions(const config::Config& settings, int index) {
-  const auto layout = model::Layout::mnist(settings.hiddenUnits);
-  ps::ServerOptions options;
-  options.index = index;
-  options.parameterCount = layout.parameterCount();
-  options.range = ps::shardRange(options.parameterCount, settings.ps, index);
-  auto all = model::initialParameters(layout, settings.seed);
-  options.initial.assign(all.begin() + long(options.range.offset),
-                         all.begin() + long(options.range.offset + options.range.count));
-  options.optimizer =
-      ps::makeOptimizer(settings.optimizer, options.range.count, settings.learningRate);
-  options.runId = config::runFingerprint(settings);
-  options.workers = settings.workers;
-  options.shard.trainSteps = std::uint64_t(settings.trainSteps);
-  options.shard.syncWorkers = settings.sync ? settings.workers : 0;
-  options.shard.syncTimeout =
-      std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
-  options.authKey = net::loadAuthKey(settings.authKeyFile);
-  options.idleTimeoutSeconds = settings.idleTimeoutSeconds;
-  options.logEverySteps = int(settings.logEverySteps);
-  options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
-  options.checkpointEverySeconds = settings.checkpointEverySeconds;
-  options.description = std::string(settings.sync ? "sync" : "async") + ", " +
-                        (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
-                        ", " + std::to_string(settings.trainSteps) + " train steps, " +
-                        std::to_string(settings.workers) + " workers";
-  return options;
-}
 
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
                         observe::Metrics& metrics) {
@@ -101,17 +71,9 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
                settings.dataDir);
 
   limitBlasThreads(cpuLimit());
-  ps::Client client(
-      ps::ClientOptions{std::uint32_t(placement.index), runId,
-                        model::Layout::mnist(settings.hiddenUnits).parameterCount(),
-                        net::loadAuthKey(settings.authKeyFile), placement.ps,
-                        settings.peerTimeoutSeconds, settings.idleTimeoutSeconds},
-      cluster::tcpDialer(&metrics.traffic), metrics);
-  worker::Trainer trainer(
-      worker::TrainerOptions{placement.index, settings.hiddenUnits, settings.batchSize,
-                             std::uint64_t(settings.trainSteps), settings.seed,
-                             int(settings.logEverySteps), int(settings.evalEverySteps)},
-      client, metrics);
+  ps::Client client(clientOptions(settings, placement.index, placement.ps),
+                    cluster::tcpDialer(&metrics.traffic), metrics);
+  worker::Trainer trainer(trainerOptions(settings, placement.index), client, metrics);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
     writeFileAtomically(settings.logDir + "/model.bin",

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <vector>
+
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/config/config.hpp"
+#include "pstrain/ps/client.hpp"
+#include "pstrain/ps/server.hpp"
+#include "pstrain/worker/trainer.hpp"
+
+namespace pstrain::app {
+
+// What each part needs of the configuration, and nothing more: the ps and the worker never see
+// the whole Config. The shared key is read from its file here.
+
+// Ps `index`: its slice of the seeded initial model, its optimizer, the run and the barrier.
+ps::ServerOptions serverOptions(const config::Config& settings, int index);
+
+// Worker `index`, talking to the ps at `ps` (in shard order).
+ps::ClientOptions clientOptions(const config::Config& settings, int index,
+                                std::vector<cluster::Endpoint> ps);
+
+worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
+
+}  // namespace pstrain::app

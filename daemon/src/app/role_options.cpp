@@ -1,0 +1,60 @@
+#include "pstrain/app/role_options.hpp"
+
+#include <chrono>
+
+#include "pstrain/model/layout.hpp"
+#include "pstrain/net/auth.hpp"
+
+namespace pstrain::app {
+
+ps::ServerOptions serverOptions(const config::Config& settings, int index) {
+  const auto layout = model::Layout::mnist(settings.hiddenUnits);
+  ps::ServerOptions options;
+  options.index = index;
+  options.parameterCount = layout.parameterCount();
+  options.range = ps::shardRange(options.parameterCount, settings.ps, index);
+  auto all = model::initialParameters(layout, settings.seed);
+  options.initial.assign(all.begin() + long(options.range.offset),
+                         all.begin() + long(options.range.offset + options.range.count));
+  options.optimizer =
+      ps::makeOptimizer(settings.optimizer, options.range.count, settings.learningRate);
+  options.runId = config::runFingerprint(settings);
+  options.workers = settings.workers;
+  options.shard.trainSteps = std::uint64_t(settings.trainSteps);
+  options.shard.syncWorkers = settings.sync ? settings.workers : 0;
+  options.shard.syncTimeout =
+      std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
+  options.authKey = net::loadAuthKey(settings.authKeyFile);
+  options.idleTimeoutSeconds = settings.idleTimeoutSeconds;
+  options.logEverySteps = int(settings.logEverySteps);
+  options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
+  options.checkpointEverySeconds = settings.checkpointEverySeconds;
+  options.description = std::string(settings.sync ? "sync" : "async") + ", " +
+                        (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
+                        ", " + std::to_string(settings.trainSteps) + " train steps, " +
+                        std::to_string(settings.workers) + " workers";
+  return options;
+}
+
+ps::ClientOptions clientOptions(const config::Config& settings, int index,
+                                std::vector<cluster::Endpoint> ps) {
+  return ps::ClientOptions{std::uint32_t(index),
+                           config::runFingerprint(settings),
+                           model::Layout::mnist(settings.hiddenUnits).parameterCount(),
+                           net::loadAuthKey(settings.authKeyFile),
+                           std::move(ps),
+                           settings.peerTimeoutSeconds,
+                           settings.idleTimeoutSeconds};
+}
+
+worker::TrainerOptions trainerOptions(const config::Config& settings, int index) {
+  return worker::TrainerOptions{index,
+                                settings.hiddenUnits,
+                                settings.batchSize,
+                                std::uint64_t(settings.trainSteps),
+                                settings.seed,
+                                int(settings.logEverySteps),
+                                int(settings.evalEverySteps)};
+}
+
+}  // namespace pstrain::app

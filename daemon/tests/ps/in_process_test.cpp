@@ -1,0 +1,145 @@
+#define BOOST_TEST_MODULE in_process
+#include <boost/test/unit_test.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include "pstrain/common/error.hpp"
+#include "support/in_process_cluster.hpp"
+#include "support/wait.hpp"
+
+// The ps and worker logic as threads over the in-process transport: whole runs and fault
+// scenarios in about a second each.
+
+using namespace pstrain;
+using namespace pstrain::testing;
+
+namespace {
+
+std::vector<std::string> flags(int ps, int workers, int trainSteps,
+                               std::vector<std::string> more = {}) {
+  std::vector<std::string> all{"--ps", std::to_string(ps), "--workers", std::to_string(workers),
+                               "--train-steps", std::to_string(trainSteps), "--batch-size", "20",
+                               "--hidden-units", "16", "--eval-every-steps", "0",
+                               "--peer-timeout-seconds", "10"};
+  all.insert(all.end(), more.begin(), more.end());
+  return all;
+}
+
+// The global step every ps has reached.
+std::uint64_t globalStep(InProcessCluster& cluster) {
+  std::uint64_t step = UINT64_MAX;
+  for (int i = 0; i < cluster.settings().ps; ++i) {
+    step = std::min(step, cluster.server(i).globalStep());
+  }
+  return step;
+}
+
+// One gradient of the right size that changes nothing much.
+std::vector<float> smallGradient(const InProcessCluster& cluster) {
+  return std::vector<float>(
+      model::Layout::mnist(cluster.settings().hiddenUnits).parameterCount(), 1e-3f);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(trains_to_exactly_train_steps) {
+  InProcessCluster cluster(flags(2, 3, 600));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 3; ++w) cluster.startWorker(w);
+  auto results = cluster.joinWorkers();
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 600u);
+  std::uint64_t localSteps = 0;
+  for (const auto& [index, result] : results) {
+    BOOST_TEST(result.globalStep == 600u);
+    localSteps += result.localSteps;
+  }
+  // Every applied push is one global step on each ps; at the very end a worker's last push may
+  // reach one ps before its last step and the other after it.
+  BOOST_TEST(localSteps >= 600u);
+  BOOST_TEST(localSteps <= 603u);
+  BOOST_TEST(results[0].testAccuracy.value_or(0) >= 0.9);
+}
+
+BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
+  InProcessCluster cluster(flags(2, 2, 4000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 500; }, std::chrono::seconds(30)));
+  cluster.stopPs(1);  // its checkpoint holds every push it acknowledged
+  cluster.startPs(1);
+  auto results = cluster.joinWorkers();
+  BOOST_TEST(cluster.server(1).globalStep() == 4000u);
+  BOOST_TEST(cluster.server(0).globalStep() == 4000u);
+  BOOST_TEST(results[0].globalStep == 4000u);
+  BOOST_TEST(cluster.workerMetrics(0).reconnects + cluster.workerMetrics(1).reconnects >= 2u);
+}
+
+BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
+  InProcessCluster cluster(flags(1, 2, 60, {"--sync", "--sync-timeout-seconds", "0.1"}));
+  cluster.startPs(0);
+  cluster.startWorker(0);
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  {
+    auto worker1 = cluster.client(1);
+    worker1->connect();
+    for (std::uint64_t step = 1; step <= 5; ++step) {
+      BOOST_TEST(worker1->pushPull(gradient.data(), params.data(), step, 0).applied);
+    }
+  }  // worker 1 drops: its channels close
+  // Worker 0 goes on alone, a step per deadline, then worker 1 rejoins.
+  const auto dropped = cluster.server(0).globalStep();
+  BOOST_REQUIRE(waitFor([&] { return cluster.server(0).globalStep() >= dropped + 3; },
+                        std::chrono::seconds(10)));
+  auto worker1 = cluster.client(1);
+  worker1->connect();
+  std::uint64_t localSteps = 0;
+  while (!worker1->done()) {
+    if (worker1->pushPull(gradient.data(), params.data(), localSteps + 1, 0).applied) ++localSteps;
+  }
+  worker1->finish(localSteps);
+  auto results = cluster.joinWorkers();
+  BOOST_TEST(cluster.server(0).globalStep() == 60u);
+  BOOST_TEST(results[0].globalStep == 60u);
+}
+
+BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) {
+  InProcessCluster cluster(flags(1, 2, 60, {"--sync"}));  // 30 s barrier deadline
+  cluster.startPs(0);
+  auto worker0 = cluster.client(0);
+  worker0->connect();
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cluster.server(0).stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto exchange = worker0->pushPull(gradient.data(), params.data(), 1, 0);
+  stopper.join();
+  BOOST_TEST(!exchange.applied);  // worker 1 never came; the ps stopped first
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  BOOST_TEST(cluster.server(0).globalStep() == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_of_another_run_is_refused_at_once) {
+  InProcessCluster cluster(flags(1, 1, 10));
+  cluster.startPs(0);
+  auto stranger = cluster.client(0, 42);
+  const auto start = std::chrono::steady_clock::now();
+  BOOST_CHECK_THROW(stranger->connect(), RefusedError);
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
+}
+
+BOOST_AUTO_TEST_CASE(a_ps_that_never_appears_ends_after_the_peer_timeout) {
+  InProcessCluster cluster(flags(1, 1, 10, {"--peer-timeout-seconds", "0.3"}));
+  auto lonely = cluster.client(0);
+  try {
+    lonely->connect();
+    BOOST_FAIL("expected UnreachableError");
+  } catch (const UnreachableError& e) {
+    BOOST_TEST(std::string(e.what()).find("ps-0:8000: connection to ps-0:8000: nothing listens") !=
+               std::string::npos);
+  }
+}

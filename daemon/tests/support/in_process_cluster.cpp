@@ -1,0 +1,99 @@
+#include "support/in_process_cluster.hpp"
+
+#include "pstrain/app/role_options.hpp"
+
+namespace pstrain::testing {
+namespace {
+
+data::Examples examples(size_t count, std::uint64_t seed) {
+  auto synthetic = makeSynthetic(count, seed);
+  data::Examples set;
+  set.count = count;
+  set.rows = 28;
+  set.cols = 28;
+  set.pixels = std::move(synthetic.pixels);
+  set.labels = std::move(synthetic.labels);
+  return set;
+}
+
+}  // namespace
+
+InProcessCluster::InProcessCluster(const std::vector<std::string>& flags)
+    : settings_(config::load({flags, {}})), train_(examples(2000, 1)), test_(examples(300, 2)) {}
+
+InProcessCluster::~InProcessCluster() {
+  for (auto& [index, ps] : servers_) ps.server->stop();
+  for (auto& [index, ps] : servers_) network_.close(psEndpoint(index).toString());
+  for (auto& [index, worker] : workers_) {
+    if (worker.thread.joinable()) worker.thread.join();
+  }
+}
+
+ps::Dialer InProcessCluster::dialer() {
+  return [this](const cluster::Endpoint& endpoint, std::uint32_t) {
+    return network_.dial(endpoint.toString());
+  };
+}
+
+void InProcessCluster::startPs(int index) {
+  auto& ps = servers_[index];
+  ps.metrics = std::make_unique<observe::Metrics>(config::Role::kPs, index,
+                                                  std::uint64_t(settings_.trainSteps));
+  auto options = app::serverOptions(settings_, index);
+  options.checkpointPath = checkpoints_.file("ps-" + std::to_string(index) + ".bin");
+  ps.server = std::make_unique<ps::Server>(std::move(options), *ps.metrics);
+  auto* server = ps.server.get();
+  network_.listen(psEndpoint(index).toString(),
+                  [server](net::Channel& channel) { server->serve(channel); });
+}
+
+void InProcessCluster::stopPs(int index) {
+  auto& ps = servers_.at(index);
+  ps.server->stop();
+  network_.close(psEndpoint(index).toString());
+  servers_.erase(index);
+}
+
+std::unique_ptr<ps::Client> InProcessCluster::client(int index,
+                                                     std::optional<std::uint64_t> runId) {
+  std::vector<cluster::Endpoint> ps;
+  for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
+  auto options = app::clientOptions(settings_, index, ps);
+  if (runId) options.runId = *runId;
+  auto& metrics = workers_[index].metrics;
+  if (!metrics) {
+    metrics = std::make_unique<observe::Metrics>(config::Role::kWorker, index,
+                                                 std::uint64_t(settings_.trainSteps));
+  }
+  return std::make_unique<ps::Client>(options, dialer(), *metrics);
+}
+
+void InProcessCluster::startWorker(int index) {
+  auto& worker = workers_[index];
+  if (worker.thread.joinable()) worker.thread.join();
+  worker.metrics = std::make_unique<observe::Metrics>(config::Role::kWorker, index,
+                                                      std::uint64_t(settings_.trainSteps));
+  worker.client = client(index);
+  worker.trainer = std::make_unique<worker::Trainer>(app::trainerOptions(settings_, index),
+                                                     *worker.client, *worker.metrics);
+  worker.thread = std::thread([this, &worker, index] {
+    try {
+      worker.result = worker.trainer->run(train_, index == 0 ? &test_ : nullptr);
+    } catch (const std::exception& e) {
+      worker.failure = e.what();
+    }
+  });
+}
+
+std::map<int, worker::TrainingResult> InProcessCluster::joinWorkers() {
+  std::map<int, worker::TrainingResult> results;
+  for (auto& [index, worker] : workers_) {
+    if (worker.thread.joinable()) worker.thread.join();
+    if (!worker.failure.empty()) throw std::runtime_error("worker " + std::to_string(index) +
+                                                          ": " + worker.failure);
+    if (worker.trainer) results[index] = worker.result;
+  }
+  return results;
+}
+
+}  // namespace pstrain::testing

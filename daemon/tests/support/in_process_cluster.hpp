@@ -1,0 +1,75 @@
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pstrain/config/config.hpp"
+#include "pstrain/data/idx.hpp"
+#include "pstrain/net/loopback.hpp"
+#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/client.hpp"
+#include "pstrain/ps/server.hpp"
+#include "pstrain/worker/trainer.hpp"
+#include "support/idx_files.hpp"
+
+namespace pstrain::testing {
+
+// Ps and workers as threads of one process over a LoopbackNetwork: the real ps::Server,
+// ps::Client and worker::Trainer, with memory in place of sockets. Configured by the daemon's
+// own flags, so it trains what `pstrain run` would.
+class InProcessCluster {
+ public:
+  explicit InProcessCluster(const std::vector<std::string>& flags);
+  // Ends the workers' channels, stops the ps and waits for every thread.
+  ~InProcessCluster();
+
+  const config::Config& settings() const { return settings_; }
+  static cluster::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
+
+  void startPs(int index);
+  // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
+  void stopPs(int index);
+  ps::Server& server(int index) { return *servers_.at(index).server; }
+
+  // Runs worker `index`'s training loop on a thread of its own.
+  void startWorker(int index);
+  // Waits for every started worker to finish; their results, by index. Throws naming a worker
+  // whose training failed.
+  std::map<int, worker::TrainingResult> joinWorkers();
+  observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
+
+  // A client for worker `index` that the test drives itself (with `runId` to pretend another run).
+  std::unique_ptr<ps::Client> client(int index, std::optional<std::uint64_t> runId = {});
+
+  const data::Examples& trainingSet() const { return train_; }
+
+ private:
+  struct PsThread {
+    std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<ps::Server> server;
+  };
+  struct WorkerThread {
+    std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<ps::Client> client;
+    std::unique_ptr<worker::Trainer> trainer;
+    std::thread thread;
+    worker::TrainingResult result;
+    std::string failure;
+  };
+
+  ps::Dialer dialer();
+
+  TempDir checkpoints_;
+  config::Config settings_;
+  data::Examples train_;
+  data::Examples test_;
+  net::LoopbackNetwork network_;
+  std::map<int, PsThread> servers_;
+  std::map<int, WorkerThread> workers_;
+};
+
+}  // namespace pstrain::testing
