@@ -1,0 +1,155 @@
+// Measures what one ps absorbs: N clients that only push (no compute) against a running
+// `pstrain run --role ps`, next to two floors measured here on the same machine:
+// - the memory-traffic floor: the bytes a push must move through memory (per parameter: the
+//   socket read's copy 8, Adam 28 (gradient, both moments and the parameter read, three
+//   written), the answer's copy 8, the socket write's copy 8: 52 bytes) at the bandwidth of a
+//   large memcpy;
+// - the in-cache floor: the same copies and the optimizer step as a loop in this process, the
+//   working set in cache, without network, locks or system calls.
+// With --ps-pid, also the ps's CPU time over the pushing, so a client side that saturates its
+// own core (two cores: one for the ps, one for the clients) does not hide the ps's capacity.
+//
+//   ps_capacity --clients N --seconds S [--ps-pid PID] [pstrain flags: --ps-hosts, --workers,
+//               --hidden-units, --train-steps, --auth-key-file ... exactly as given to the ps]
+//
+// Prints one JSON object.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pstrain/app/role_options.hpp"
+#include "pstrain/cluster/peer_connector.hpp"
+#include "pstrain/cluster/placement.hpp"
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/timestamp.hpp"
+#include "pstrain/model/layout.hpp"
+#include "pstrain/ps/optimizer.hpp"
+
+using namespace pstrain;
+
+namespace {
+
+// Takes `--name VALUE` out of args.
+std::string takeFlag(std::vector<std::string>& args, const std::string& name) {
+  for (size_t i = 0; i + 1 < args.size(); ++i) {
+    if (args[i] == name) {
+      auto value = args[i + 1];
+      args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+      return value;
+    }
+  }
+  throw ConfigError("missing " + name);
+}
+
+constexpr double kBytesPerParameter = 52;
+
+// Bytes per second through memory: the best of a few copies of a buffer far larger than caches.
+double memoryBandwidth() {
+  const size_t bytes = size_t(256) << 20;
+  std::vector<char> from(bytes, 1), to(bytes, 0);
+  double best = 0;
+  for (int i = 0; i < 4; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    std::memcpy(to.data(), from.data(), bytes);
+    best = std::max(best, 2.0 * double(bytes) / secondsSince(start));  // read and written
+  }
+  return best;
+}
+
+// CPU seconds a process has used (user and system), from /proc.
+double cpuSeconds(const std::string& pid) {
+  std::ifstream stat("/proc/" + pid + "/stat");
+  std::string line;
+  std::getline(stat, line);
+  std::istringstream fields(line.substr(line.rfind(')') + 2));
+  std::string field;
+  double ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14 || i == 15) ticks += std::stod(field);
+  }
+  return ticks / double(sysconf(_SC_CLK_TCK));
+}
+
+double inCachePushesPerSecond(size_t count, const config::Config& settings) {
+  std::vector<float> wire(count, 1e-3f), gradient(count), params(count, 0.1f), reply(count),
+      sent(count);
+  auto optimizer = ps::makeOptimizer(settings.optimizer, count, settings.learningRate);
+  const auto start = std::chrono::steady_clock::now();
+  std::uint64_t pushes = 0;
+  while (secondsSince(start) < 1.0) {
+    std::memcpy(gradient.data(), wire.data(), count * sizeof(float));   // socket read
+    optimizer->apply(params.data(), gradient.data(), count);           // the step
+    std::memcpy(reply.data(), params.data(), count * sizeof(float));   // the answer
+    std::memcpy(sent.data(), reply.data(), count * sizeof(float));     // socket write
+    ++pushes;
+  }
+  return double(pushes) / secondsSince(start);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  try {
+    const int clients = std::stoi(takeFlag(args, "--clients"));
+    const double seconds = std::stod(takeFlag(args, "--seconds"));
+    std::string psPid;
+    if (std::find(args.begin(), args.end(), "--ps-pid") != args.end()) {
+      psPid = takeFlag(args, "--ps-pid");
+    }
+    const auto settings = config::load({args, {}});
+    const auto parameters = model::Layout::mnist(settings.hiddenUnits).parameterCount();
+    std::vector<cluster::Endpoint> ps;
+    for (const auto& host : settings.psHosts) ps.push_back(cluster::parseEndpoint(host));
+
+    std::vector<std::unique_ptr<observe::Metrics>> metrics;
+    std::vector<std::unique_ptr<ps::Client>> links;
+    for (int i = 0; i < clients; ++i) {
+      metrics.push_back(std::make_unique<observe::Metrics>(config::Role::kWorker, i, 0));
+      links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
+                                                   cluster::tcpDialer(nullptr), *metrics.back()));
+      links.back()->connect();
+    }
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> pushes{0};
+    std::vector<std::thread> threads;
+    const double psCpuBefore = psPid.empty() ? 0 : cpuSeconds(psPid);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < clients; ++i) {
+      threads.emplace_back([&, i] {
+        std::vector<float> gradient(parameters, 1e-3f), params(parameters);
+        std::uint64_t step = 0;
+        while (!stop) {
+          links[size_t(i)]->pushPull(gradient.data(), params.data(), ++step, 0);
+          ++pushes;
+        }
+      });
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    stop = true;
+    for (auto& thread : threads) thread.join();
+    const double elapsed = secondsSince(start);
+    const double psCpu = psPid.empty() ? 0 : cpuSeconds(psPid) - psCpuBefore;
+    const size_t shard = parameters / ps.size();
+    std::printf("{\"clients\": %d, \"parameters\": %zu, \"pushes_per_s\": %.1f, "
+                "\"ps_cpu_share\": %.3f, \"pushes_per_ps_cpu_s\": %.1f, "
+                "\"memory_floor_pushes_per_s\": %.1f, \"in_cache_floor_pushes_per_s\": %.1f}\n",
+                clients, shard, double(pushes) / elapsed, psCpu / elapsed,
+                psCpu > 0 ? double(pushes) / psCpu : 0.0,
+                memoryBandwidth() / (kBytesPerParameter * double(shard)),
+                inCachePushesPerSecond(shard, settings));
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ps_capacity: %s\n", e.what());
+    return 1;
+  }
+}
