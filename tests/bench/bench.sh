@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Benchmarks pstrain on this machine and prints one table: global steps/s, where a worker's step
-# time goes, bytes per step, time to 0.85 Fashion-MNIST test accuracy and peak RSS per role, for
-# named configurations, next to the single-process compute-only bound. Run by hand:
-#   tests/bench/bench.sh [REPEATS]        (default 3; medians are printed)
-# Needs a built build/pstrain (ci/build.sh) and python3 for the table.
+# Benchmarks pstrain on this machine, each figure side by side with what it is measured against,
+# in one run, and prints the tables:
+#   1. named configurations: global steps/s, where a worker's step time goes, bytes per step,
+#      time to 0.85 Fashion-MNIST test accuracy and peak RSS per role, next to the single-process
+#      compute-only bound;
+#   2. scaling: global steps/s for 1 ps with 1, 2, 4, 8 workers and for W/2 ps, at batch 100 and 10;
+#   3. the capacity of one ps on one core (ps_capacity: clients that only push, the ps pinned to
+#      core 0 and the clients to core 1) next to the memory-traffic floor of a push;
+#   4. peers: the same work by PyTorch (a parameter server over torch.distributed.rpc, and one
+#      process), from tests/bench/torch_ps.py and torch_single.py;
+#   5. strangers: the reference run with 300 silent and 30 trickling connections held on ps 0's
+#      port, against the same run without.
+# Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
+# Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
+# peers (installed here when missing).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats="${1:-3}"
 data=/usr/share/datasets/fashion-mnist
 bin=build/pstrain
 work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-[ -x "$bin" ] || { echo "build first: ci/build.sh" >&2; exit 1; }
+ps_pid=""
+cleanup() {
+  [ -n "$ps_pid" ] && kill "$ps_pid" 2>/dev/null && wait "$ps_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+[ -x "$bin" ] && [ -x build/ps_capacity ] || { echo "build first: ci/build.sh" >&2; exit 1; }
+python3 -c "import torch" 2>/dev/null || bash ci/install-deps.sh python3-torch
+export OPENBLAS_NUM_THREADS=1  # every process on one core's worth of BLAS, as in the issue's table
 
-# run NAME REPEAT COMMAND ARGS...: one run, its summary in $work/NAME.REPEAT.json, its start time
-# (before the command: data loading counts) in $work/NAME.REPEAT.start.
+# run NAME REPEAT COMMAND ARGS...: one pstrain run, its summary in $work/NAME.REPEAT.json, its
+# start time (before the command: data loading counts) in $work/NAME.REPEAT.start.
 run() {
   local name=$1 repeat=$2
   shift 2
@@ -23,77 +40,65 @@ run() {
   "$bin" "$@" --log-dir "$dir" --summary-json "$dir.json" >/dev/null
 }
 
-reference=(--ps 2 --workers 2 --hidden-units 128 --batch-size 100 --train-steps 3000)
+# torch NAME REPEAT SCRIPT ARGS...: the PyTorch peer's run, its summary in $work/NAME.REPEAT.json.
+torch() {
+  local name=$1 repeat=$2 script=$3
+  shift 3
+  python3 "tests/bench/$script" "$@" --data-dir "$data" --summary-json "$work/$name.$repeat.json" >/dev/null
+}
+
+model=(--hidden-units 128 --learning-rate 0.001)
+reference=(--ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000)
+echo "1/5 named configurations" >&2
 for r in $(seq "$repeats"); do
   run reference "$r" local "${reference[@]}" --data-dir "$data"
-  run compute-only "$r" single --hidden-units 128 --batch-size 100 --train-steps 3000 --data-dir "$data"
+  run compute-only "$r" single "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
   run log-every-1000 "$r" local "${reference[@]}" --data-dir "$data" --log-every-steps 1000
   # Evaluating every 100 steps costs worker 0 time: measured apart from the throughput runs.
   run eval-every-100 "$r" local "${reference[@]}" --data-dir "$data" --eval-every-steps 100
 done
-run 1ps-1worker 1 local --ps 1 --workers 1 --hidden-units 128 --batch-size 100 --train-steps 3000 --data-dir "$data"
 run 784-256-256-10 1 local --ps 2 --workers 2 --hidden-units 256,256 --batch-size 100 --train-steps 3000 --data-dir "$data"
 run sync 1 local "${reference[@]}" --sync --data-dir "$data"
 run seed-settings 1 local --ps 2 --workers 2 --hidden-units 128 --batch-size 20 --learning-rate 0.001 --train-steps 200 --data-dir "$data"
 
-python3 - "$work" "$repeats" <<'PY'
-import glob, json, os, re, statistics, sys
-from datetime import datetime
+echo "2/5 scaling" >&2
+for batch in 100 10; do
+  steps=$((batch == 100 ? 3000 : 10000))
+  for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
+    run "scale-b$batch-$shape" 1 local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
+      --batch-size "$batch" --train-steps "$steps" --eval-every-steps 0 --data-dir "$data"
+  done
+done
 
-work, repeats = sys.argv[1], int(sys.argv[2])
+echo "3/5 ps capacity" >&2
+capacity=(--ps 1 --workers 8 --hidden-units 128 --train-steps 1000000000000 --log-to-stdout false
+  --ps-hosts 127.0.0.1:18700)
+taskset -c 0 "$bin" run --role ps --index 0 --ps-port 18700 --http-port 18701 \
+  --log-dir "$work/capacity-ps" "${capacity[@]}" &
+ps_pid=$!
+for clients in 1 2 4; do
+  taskset -c 1 build/ps_capacity --clients "$clients" --seconds 3 --ps-pid "$ps_pid" \
+    "${capacity[@]}" >"$work/capacity.$clients.json"
+done
+kill "$ps_pid" && wait "$ps_pid" || true
+ps_pid=""
 
-def runs(name):
-    out = []
-    for path in sorted(glob.glob(f"{work}/{name}.*.json")):
-        summary = json.load(open(path))
-        base = path[:-len(".json")]
-        summary["_start"] = float(open(base + ".start").read())
-        summary["_dir"] = base
-        out.append(summary)
-    return out
+echo "4/5 peers" >&2
+for r in $(seq "$repeats"); do
+  torch torch-ps-2x2 "$r" torch_ps.py --ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000
+  torch torch-single "$r" torch_single.py "${model[@]}" --batch-size 100 --train-steps 3000
+done
+run pstrain-2x8 1 local --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
+torch torch-ps-2x8 1 torch_ps.py --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000
 
-def time_to_accuracy(run, target=0.85):
-    log = os.path.join(run["_dir"], "worker-0", "deploy.log")
-    if not os.path.exists(log):
-        return None
-    for line in open(log):
-        m = re.match(r"\[(.{26})\] \[worker\] Accuracy at local step \d+: ([0-9.]+)", line)
-        if m and float(m.group(2)) >= target:
-            at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp()
-            return at - run["_start"]
-    return None
+echo "5/5 strangers" >&2
+for r in $(seq "$repeats"); do
+  run plain "$r" local "${reference[@]}" --data-dir "$data"
+  python3 tests/bench/strangers.py "$work/strangers.$r/ps-0/deploy.log" "$work/strangers.$r.json" \
+    >"$work/strangers.$r.held" &
+  held=$!
+  run strangers "$r" local "${reference[@]}" --data-dir "$data"
+  wait "$held"
+done
 
-def median(values):
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
-
-def fmt(value, pattern):
-    return "-" if value is None else pattern.format(value)
-
-def mib(run, role):
-    rss = [v for k, v in run.get("peak_rss_bytes", {}).items() if k.startswith(role)]
-    return max(rss) / 2**20 if rss else None
-
-compute = median(r["global_steps_per_s"] for r in runs("compute-only"))
-header = f"{'configuration':<16}{'steps/s':>9}{'compute':>9}{'comm':>8}{'wait':>8}{'KB/step':>9}{'t(0.85)':>9}{'accuracy':>9}{'ps MiB':>8}{'wk MiB':>8}"
-print(header)
-print(f"{'':<16}{'':>9}{'ms/step':>9}{'ms/step':>8}{'ms/step':>8}")
-for name in ["reference", "log-every-1000", "eval-every-100", "1ps-1worker", "784-256-256-10", "sync", "seed-settings"]:
-    rs = runs(name)
-    if not rs:
-        continue
-    m = lambda key: median(r.get(key) for r in rs)
-    print(f"{name:<16}{fmt(m('global_steps_per_s'), '{:.0f}'):>9}"
-          f"{fmt(m('compute_ms_per_step'), '{:.3f}'):>9}{fmt(m('communication_ms_per_step'), '{:.3f}'):>8}"
-          f"{fmt(m('waiting_ms_per_step'), '{:.3f}'):>8}{fmt((m('bytes_per_step') or 0) / 1000, '{:.0f}'):>9}"
-          f"{fmt(median(time_to_accuracy(r) for r in rs), '{:.2f} s'):>9}{fmt(m('test_accuracy'), '{:.4f}'):>9}"
-          f"{fmt(median(mib(r, 'ps') for r in rs), '{:.1f}'):>8}{fmt(median(mib(r, 'worker') for r in rs), '{:.1f}'):>8}")
-print(f"{'compute-only':<16}{fmt(compute, '{:.0f}'):>9}   (pstrain single: same model and batch, one process, no network)")
-ref = median(r["global_steps_per_s"] for r in runs("reference"))
-quiet = median(r["global_steps_per_s"] for r in runs("log-every-1000"))
-print()
-print(f"reference / (2 x compute-only) = {ref / (2 * compute):.2f}   (goal >= 0.6)")
-print(f"logging every step costs {100 * (1 - ref / quiet):.1f}% of throughput against every 1000 steps   (goal <= 3%)")
-print(f"time from start to 0.85 test accuracy (data loading included): {fmt(median(time_to_accuracy(r) for r in runs('eval-every-100')), '{:.2f} s')}   (goal <= 5 s)")
-print(f"medians of {repeats} runs for reference, compute-only, log-every-1000 and eval-every-100; one run for the others")
-PY
+python3 tests/bench/report.py "$work" "$repeats"

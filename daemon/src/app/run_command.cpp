@@ -45,6 +45,7 @@ constexpr double kHandshakeSeconds = 5;
                              &metrics.rejectedConnections},
       [&server](net::Channel& channel) { server.serve(channel); });
   log::logger("ps")->info("PS {}: listening on port {}", placement.index, listener.port());
+  log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });
   idleUntilTerminated();
 }
