@@ -1,23 +1,17 @@
 #include "pstrain/ps/server.hpp"
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "pstrain/common/atomic_file.hpp"
-#include "pstrain/common/bytes.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/net/handshake.hpp"
+#include "pstrain/ps/checkpoint.hpp"
 
 namespace pstrain::ps {
-namespace {
-
-constexpr std::uint64_t kCheckpointMagic = 0x31544b4352545350;  // "PSTRCKT1"
-
-}  // namespace
 
 Server::Server(ServerOptions options, observe::Metrics& metrics)
     : options_(std::move(options)),
@@ -54,17 +48,14 @@ void Server::restoreCheckpoint() {
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                                   std::istreambuf_iterator<char>());
   try {
-    ByteReader in(bytes.data(), bytes.size());
-    if (in.get<std::uint64_t>() != kCheckpointMagic) throw ProtocolError("not a ps checkpoint");
-    auto runId = in.get<std::uint64_t>();
-    if (runId != options_.runId) {
+    auto checkpoint = decodeCheckpoint(bytes);
+    if (checkpoint.runId != options_.runId) {
       logger->info("PS {}: {} belongs to another run ({}); starting run {}", options_.index, path,
-                   runId, options_.runId);
+                   checkpoint.runId, options_.runId);
       return;
     }
-    auto offset = in.get<std::uint64_t>();
-    if (offset != options_.range.offset) throw ProtocolError("it holds another shard");
-    shard_.restore(std::vector<std::uint8_t>(bytes.begin() + 16 + 8, bytes.end()));
+    if (checkpoint.offset != options_.range.offset) throw ProtocolError("it holds another shard");
+    shard_.restore(checkpoint.globalStep, checkpoint.shard);
   } catch (const ProtocolError& e) {
     throw IoError("checkpoint " + path + " cannot be restored (" + e.what() +
                   "); move it away to start this run over");
@@ -82,14 +73,11 @@ void Server::restoreCheckpoint() {
 void Server::checkpoint() {
   if (options_.checkpointPath.empty()) return;
   std::lock_guard<std::mutex> lock(checkpointMutex_);
-  auto shardBytes = shard_.serialize();
-  std::uint64_t step = 0;
-  std::memcpy(&step, shardBytes.data(), sizeof step);
+  auto snapshot = shard_.serialize();
+  const auto step = snapshot.globalStep;
   if (step == checkpointedStep_) return;
-  std::vector<std::uint8_t> bytes;
-  ByteWriter(bytes).put(kCheckpointMagic).put(options_.runId).put(
-      std::uint64_t(options_.range.offset));
-  bytes.insert(bytes.end(), shardBytes.begin(), shardBytes.end());
+  auto bytes = encodeCheckpoint(
+      Checkpoint{options_.runId, options_.range.offset, step, std::move(snapshot.bytes)});
   std::filesystem::create_directories(std::filesystem::path(options_.checkpointPath).parent_path());
   writeFileAtomically(options_.checkpointPath, std::string(bytes.begin(), bytes.end()));
   checkpointedStep_ = step;
@@ -164,11 +152,11 @@ void Server::serve(net::Channel& channel) {
         auto done = net::decodeDone(frame.fields);
         logger->info("PS {}: worker {} finished after {} local steps", options_.index, worker,
                      done.localSteps);
-        auto state = shard_.state();
+        auto now = shard_.state();
         channel.send(net::MessageType::kStatusReply,
                      net::encode(net::StatusReply{config::Role::kPs,
                                                   std::uint32_t(options_.index),
-                                                  state.globalStep, state.done}));
+                                                  now.globalStep, now.done}));
         break;
       }
       default:

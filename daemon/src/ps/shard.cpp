@@ -177,26 +177,26 @@ Shard::StepResult Shard::state() const {
   return resultLocked(false, false, 0);
 }
 
-std::vector<std::uint8_t> Shard::serialize() const {
-  std::vector<std::uint8_t> bytes;
-  ByteWriter out(bytes);
+Shard::Snapshot Shard::serialize() const {
+  Snapshot snapshot;
+  ByteWriter out(snapshot.bytes);
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
-  out.put(globalStep_).put(std::uint64_t(params_.size())).putFloats(params_.data(), params_.size());
+  snapshot.globalStep = globalStep_;
+  out.put(std::uint64_t(params_.size())).putFloats(params_.data(), params_.size());
   optimizer_->save(out);
-  return bytes;
+  return snapshot;
 }
 
-void Shard::restore(const std::vector<std::uint8_t>& bytes) {
+void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& bytes) {
   ByteReader in(bytes.data(), bytes.size());
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
-  auto step = in.get<std::uint64_t>();
   if (in.get<std::uint64_t>() != params_.size()) throw ProtocolError("shard size differs");
   in.getFloats(params_.data(), params_.size());
   optimizer_->restore(in);
   in.expectEnd();
-  globalStep_ = step;
+  globalStep_ = globalStep;
 }
 
 }  // namespace pstrain::ps

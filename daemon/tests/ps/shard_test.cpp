@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/ps/checkpoint.hpp"
 #include "pstrain/ps/shard.hpp"
 
 using namespace pstrain::ps;
@@ -189,14 +190,29 @@ BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state)
   for (int i = 0; i < 3; ++i) original.push(0, g.data(), out.data());
   Shard restored(std::vector<float>(size, 0.0f), std::make_unique<Adam>(size, 0.01f),
                  asyncSteps(100));
-  restored.restore(original.serialize());
+  auto snapshot = original.serialize();
+  BOOST_TEST(snapshot.globalStep == 3u);
+  restored.restore(snapshot.globalStep, snapshot.bytes);
   BOOST_TEST(restored.state().globalStep == 3u);
   std::vector<float> a(size), b(size);
   original.push(0, g.data(), a.data());
   restored.push(0, g.data(), b.data());
   BOOST_TEST(a == b, boost::test_tools::per_element());
   Shard other(std::vector<float>(10, 0.0f), std::make_unique<Adam>(10, 0.01f), asyncSteps(100));
-  BOOST_CHECK_THROW(other.restore(original.serialize()), pstrain::ProtocolError);
+  BOOST_CHECK_THROW(other.restore(3, original.serialize().bytes), pstrain::ProtocolError);
+}
+
+BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
+  Checkpoint checkpoint{77, 50885, 1234, {1, 2, 3, 4, 5}};
+  auto decoded = decodeCheckpoint(encodeCheckpoint(checkpoint));
+  BOOST_TEST(decoded.runId == 77u);
+  BOOST_TEST(decoded.offset == 50885u);
+  BOOST_TEST(decoded.globalStep == 1234u);
+  BOOST_TEST(decoded.shard == checkpoint.shard, boost::test_tools::per_element());
+  BOOST_CHECK_THROW(decodeCheckpoint({'n', 'o', 'p', 'e'}), pstrain::ProtocolError);
+  std::vector<std::uint8_t> truncated = encodeCheckpoint(checkpoint);
+  truncated.resize(20);
+  BOOST_CHECK_THROW(decodeCheckpoint(truncated), pstrain::ProtocolError);
 }
 
 BOOST_AUTO_TEST_CASE(adam_first_step_moves_by_the_learning_rate) {

@@ -69,10 +69,14 @@ class Shard {
   // sync barrier: whatever a final checkpoint holds is all that was ever acknowledged as applied.
   void close();
 
-  // The global step, parameters and optimizer state, for a checkpoint; restore() takes what
-  // serialize() wrote for a shard of the same size and optimizer (else ProtocolError).
-  std::vector<std::uint8_t> serialize() const;
-  void restore(const std::vector<std::uint8_t>& bytes);
+  // The parameters and optimizer state at one global step, for a checkpoint; restore() takes
+  // what serialize() wrote for a shard of the same size and optimizer (else ProtocolError).
+  struct Snapshot {
+    std::uint64_t globalStep;
+    std::vector<std::uint8_t> bytes;
+  };
+  Snapshot serialize() const;
+  void restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& bytes);
 
  private:
   struct Request;
