@@ -1,5 +1,7 @@
 #include <Poco/Environment.h>
 
+#include <unistd.h>
+
 #include <chrono>
 #include <csignal>
 #include <limits>
@@ -117,9 +119,10 @@ int runDaemon(const std::vector<std::string>& args) {
   });
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
-  log::logger("app")->info("pstrain {}: {} {} of {} ps and {} workers; ps: {}", PSTRAIN_VERSION,
-                           config::roleName(placement.role), placement.index, settings.ps,
-                           settings.workers, peers);
+  log::logger("app")->info("pstrain {}: {} {} of {} ps and {} workers; ps: {}; pid {}",
+                           PSTRAIN_VERSION, config::roleName(placement.role), placement.index,
+                           settings.ps, settings.workers, peers, ::getpid());
+  log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps));
   observe::HttpEndpoint http(settings.httpPort, metrics);
   if (placement.role == config::Role::kPs) runPs(settings, placement, metrics);

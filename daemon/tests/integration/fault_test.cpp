@@ -79,12 +79,17 @@ Run runLocalWith(const TempDir& logs, long atStep, const std::function<void()>& 
   return summaryOf(logs, readText(logs.file("launcher.out")));
 }
 
+// Signals the process that runs as `name` (e.g. "ps-1") of a `pstrain local` run: its PID is in
+// the start-up line of its own log (the last one, if it was restarted).
 void killChild(const TempDir& logs, const std::string& name, int signal) {
-  // "ps-[1]" matches the child's command line but not pkill's own, nor its parent's.
-  std::string pattern = "--log-dir " + logs.file(name.substr(0, name.size() - 1)) + "[" +
-                        name.back() + "] ";
-  auto result = runCommand("pkill", {"-" + std::to_string(signal), "-f", "--", pattern});
-  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, "no process " << name << " to kill");
+  std::smatch match;
+  pid_t pid = 0;
+  for (const auto& line : lines(readText(logs.file(name + "/deploy.log")))) {
+    static const std::regex startUp(R"(\] pstrain \S+: \w+ \d+ of .*; pid (\d+)$)");
+    if (std::regex_search(line, match, startUp)) pid = pid_t(std::stol(match[1]));
+  }
+  BOOST_REQUIRE_MESSAGE(pid > 0, "no start-up line with a pid in " << name << "/deploy.log");
+  BOOST_REQUIRE_MESSAGE(::kill(pid, signal) == 0, "no process " << name << " to kill");
 }
 
 const Run& baseline() {
