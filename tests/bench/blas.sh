@@ -24,12 +24,15 @@ candidates=(SkylakeX Cooperlake Haswell Zen Sandybridge Nehalem Prescott)
 [[ " ${candidates[*]} " == *" $own "* ]] || candidates+=("$own")
 # The cores this CPU runs: pstrain refuses the others (exit 2) before it loads any data.
 cores=()
+refused=()
 for core in "${candidates[@]}"; do
   if OPENBLAS_CORETYPE=$core "$bin" single --train-steps 1 --hidden-units 8 --data-dir "$data" \
-      >/dev/null 2>"$work/refused"; then
+      >/dev/null 2>"$work/refusal"; then
     cores+=("$core")
-  elif ! grep -q "OPENBLAS_CORETYPE=$core" "$work/refused"; then
-    cat "$work/refused" >&2
+  elif grep -q "OPENBLAS_CORETYPE=$core needs instructions" "$work/refusal"; then
+    refused+=("$core")
+  else
+    cat "$work/refusal" >&2
     exit 1
   fi
 done
@@ -43,10 +46,10 @@ for r in $(seq "$repeats"); do
   done
 done
 
-python3 - "$work" "$own" "${cores[@]}" <<'PY'
+python3 - "$work" "$own" "${refused[*]}" "${cores[@]}" <<'PY'
 import glob, json, statistics, sys
 
-work, own, cores = sys.argv[1], sys.argv[2], sys.argv[3:]
+work, own, refused, cores = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4:]
 
 def steps(name):
     runs = [json.load(open(p)) for p in sorted(glob.glob(f"{work}/{name}.*.json"))]
@@ -71,6 +74,8 @@ for core in cores:
     best = max(best, (rate, core))
     label = f"OPENBLAS_CORETYPE={core}" + (" (own)" if core == own else "")
     print(f"{label:<34}{rate:>9.0f}  " + "".join(f"{g:>8.1f}" for g in sgemm(core).values()))
+for core in refused:
+    print(f"{'OPENBLAS_CORETYPE=' + core:<34}  refused: the CPU or OS lacks its instructions")
 print(f"pstrain's choice runs at {100 * choice / best[0]:.0f}% of the fastest forced core "
       f"({best[1]})")
 PY

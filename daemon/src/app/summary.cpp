@@ -69,7 +69,7 @@ std::string describe(const Summary& s) {
                 static_cast<unsigned long long>(s.globalStep), s.trainingElapsedSeconds,
                 s.globalStepsPerSecond(), s.testAccuracy, s.elapsedSeconds);
   // A summary written before the kernels were recorded has none.
-  return s.blasCore.empty() ? line : line + ("; BLAS kernels " + s.blasCore);
+  return s.blasCore.empty() ? line : line + ("; BLAS kernels: " + s.blasCore);
 }
 
 std::string takeSummaryFlag(std::vector<std::string>& args) {

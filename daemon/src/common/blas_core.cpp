@@ -3,7 +3,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -24,41 +23,41 @@ constexpr std::uint32_t kAvx512 = kAvx2Fma | kAvx512F | kAvx512Cd | kAvx512Bw | 
 struct Core {
   const char* name;
   std::uint32_t needs;  // conservative: more than a kernel may use is refused, never less
+  int rank;             // higher is faster on a CPU that runs both
 };
 
-// Every core OpenBLAS 0.3.21 accepts in OPENBLAS_CORETYPE (its corename[] table), and what it
-// needs. The 32-bit ones (Katmai, ...) it runs as Prescott on x86-64.
+// Every core OpenBLAS 0.3.21 accepts in OPENBLAS_CORETYPE (its corename[] table), what it needs,
+// and its rank: the instruction-set level it is built for, AVX-512 > AVX2 > AVX > SSE4.2 > older.
+// Zen ranks below Haswell: on an AMD EPYC (Zen 3) VM, Haswell's kernels ran pstrain 5-14% faster
+// (tests/bench/blas.sh). Fastest first, and within a rank the generic core first: pstrain uses
+// the first one a CPU runs. The 32-bit cores (Katmai, ...) OpenBLAS runs as Prescott on x86-64.
 constexpr Core kCores[] = {
-    {"Katmai", kSse3},
-    {"Coppermine", kSse3},
-    {"Northwood", kSse3},
-    {"Prescott", kSse3},
-    {"Banias", kSse3},
-    {"Atom", kSse3 | kSsse3},
-    {"Core2", kSse3 | kSsse3},
-    {"Penryn", kSse3 | kSsse3 | kSse41},
-    {"Dunnington", kSse3 | kSsse3 | kSse41},
-    {"Nehalem", kSse4},
-    {"Athlon", kSse3},
-    {"Opteron", kSse3},
-    {"Opteron_SSE3", kSse3},
-    {"Barcelona", kSse3},
-    {"Nano", kSse3 | kSsse3},
-    {"Sandybridge", kSse4 | kAvx},
-    {"Bobcat", kSse3 | kSsse3},
-    {"Bulldozer", kSse4 | kAvx | kFma4},
-    {"Piledriver", kSse4 | kAvx | kFma | kFma4},
-    {"Haswell", kAvx2Fma},
-    {"Steamroller", kSse4 | kAvx | kFma | kFma4},
-    {"Excavator", kSse4 | kAvx | kFma | kFma4},
-    {"Zen", kAvx2Fma},
-    {"SkylakeX", kAvx512},
-    {"Cooperlake", kAvx512 | kAvx512Bf16},
+    {"SkylakeX", kAvx512, 5},
+    {"Cooperlake", kAvx512 | kAvx512Bf16, 5},
+    {"Haswell", kAvx2Fma, 4},
+    {"Zen", kAvx2Fma, 3},
+    {"Sandybridge", kSse4 | kAvx, 2},
+    {"Bulldozer", kSse4 | kAvx | kFma4, 2},
+    {"Piledriver", kSse4 | kAvx | kFma | kFma4, 2},
+    {"Steamroller", kSse4 | kAvx | kFma | kFma4, 2},
+    {"Excavator", kSse4 | kAvx | kFma | kFma4, 2},
+    {"Nehalem", kSse4, 1},
+    {"Prescott", kSse3, 0},
+    {"Katmai", kSse3, 0},
+    {"Coppermine", kSse3, 0},
+    {"Northwood", kSse3, 0},
+    {"Banias", kSse3, 0},
+    {"Athlon", kSse3, 0},
+    {"Opteron", kSse3, 0},
+    {"Opteron_SSE3", kSse3, 0},
+    {"Barcelona", kSse3, 0},
+    {"Atom", kSse3 | kSsse3, 0},
+    {"Core2", kSse3 | kSsse3, 0},
+    {"Nano", kSse3 | kSsse3, 0},
+    {"Bobcat", kSse3 | kSsse3, 0},
+    {"Penryn", kSse3 | kSsse3 | kSse41, 0},
+    {"Dunnington", kSse3 | kSsse3 | kSse41, 0},
 };
-
-// From fastest down: the generic family of each instruction-set level.
-constexpr const char* kPreference[] = {"SkylakeX", "Haswell", "Sandybridge", "Nehalem",
-                                       "Prescott"};
 
 const Core* findCore(const std::string& name) {
   for (const auto& core : kCores) {
@@ -71,44 +70,39 @@ bool runs(const CpuFeatures& cpu, const Core& core) {
   return (core.needs & ~cpu.usable()) == 0;
 }
 
-// The instruction-set level a core is built for: higher is faster on a CPU that runs both.
-int level(const Core& core) {
-  if (core.needs & kAvx512F) return 4;
-  if (core.needs & kAvx2) return 3;
-  if (core.needs & kAvx) return 2;
-  if (core.needs & kSse42) return 1;
-  return 0;
+const Core* best(const CpuFeatures& cpu) {
+  for (const auto& core : kCores) {
+    if (runs(cpu, core)) return &core;
+  }
+  return nullptr;
 }
 
-// The cores of the highest level `cpu` runs ("Haswell, Zen"), for an error message.
+// The cores of the highest rank `cpu` runs ("SkylakeX"), for an error message.
 std::string fastestCores(const CpuFeatures& cpu) {
-  int top = -1;
-  for (const auto& core : kCores) {
-    if (runs(cpu, core)) top = std::max(top, level(core));
-  }
+  const Core* top = best(cpu);
+  if (!top) return "none";
   std::string names;
   for (const auto& core : kCores) {
-    if (runs(cpu, core) && level(core) == top) {
+    if (runs(cpu, core) && core.rank == top->rank) {
       names += (names.empty() ? "" : ", ") + std::string(core.name);
     }
   }
-  return names.empty() ? "none" : names;
+  return names;
 }
 
 }  // namespace
 
 std::optional<std::string> bestBlasCore(const CpuFeatures& cpu) {
-  for (const char* name : kPreference) {
-    if (runs(cpu, *findCore(name))) return name;
-  }
-  return std::nullopt;
+  const Core* core = best(cpu);
+  if (!core) return std::nullopt;
+  return core->name;
 }
 
 std::optional<std::string> blasCoreToForce(const CpuFeatures& cpu, const std::string& picked) {
   const Core* current = findCore(picked);
-  auto best = bestBlasCore(cpu);
-  if (!current || !best || level(*findCore(*best)) <= level(*current)) return std::nullopt;
-  return best;
+  const Core* better = best(cpu);
+  if (!current || !better || better->rank <= current->rank) return std::nullopt;
+  return better->name;
 }
 
 void checkBlasCore(const CpuFeatures& cpu, const std::string& name) {

@@ -16,10 +16,10 @@ namespace pstrain {
 // Sandybridge (AVX), Nehalem (SSE4.2), Prescott (SSE3); nothing without SSE3.
 std::optional<std::string> bestBlasCore(const CpuFeatures& cpu);
 
-// The core to use in place of `picked`, OpenBLAS's own choice: the best core when `picked` is of
-// a lower instruction-set level (AVX-512 > AVX2 > AVX > SSE4.2 > older), else nothing. A pick of
-// the same level (Zen, Cooperlake) was made for the model and stays, as does one this table
-// does not know.
+// The core to use in place of `picked`, OpenBLAS's own choice: the best core when `picked` is
+// slower, else nothing. Slower is a lower instruction-set level (AVX-512 > AVX2 > AVX > SSE4.2 >
+// older), or Zen, which Haswell beats. A pick of the same rank (Cooperlake, Piledriver) stays,
+// as does one this table does not know.
 std::optional<std::string> blasCoreToForce(const CpuFeatures& cpu, const std::string& picked);
 
 // Throws ConfigError unless `name` is an OpenBLAS core (any case, as OpenBLAS reads it) that
