@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "pstrain/app/commands.hpp"
+#include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
@@ -49,6 +50,10 @@ int main(int argc, char** argv) {
   const std::string command = args[0];
   args.erase(args.begin());
   try {
+    // The commands that compute: before any BLAS call, as it may start this program again.
+    if (command == "run" || command == "local" || command == "single") {
+      pstrain::useBestBlasCore(argv);
+    }
     if (command == "run") return pstrain::app::runDaemon(args);
     if (command == "local") {
       return pstrain::app::runLocal(std::filesystem::read_symlink("/proc/self/exe"), args);

@@ -15,6 +15,7 @@
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -280,8 +281,10 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   Summary summary;
   {
     RunningChildren running(children);
-    logger->info("started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log",
-                 settings.ps, settings.workers, settings.logDir);
+    logger->info(
+        "started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log; BLAS "
+        "kernels: {}",
+        settings.ps, settings.workers, settings.logDir, describeBlasCore());
     summary = awaitResult(children, resultPath, runId);
   }
   summary.elapsedSeconds = secondsSince(start);

@@ -13,6 +13,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/cluster/placement.hpp"
 #include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -88,6 +89,7 @@ constexpr double kHandshakeSeconds = 5;
     summary.elapsedSeconds = secondsSince(start);
     summary.ps = settings.ps;
     summary.workers = settings.workers;
+    summary.blasCore = blasCoreInUse();
     summary.runId = std::to_string(runId);
     if (result.localSteps > 0) {
       const double steps = double(result.localSteps);
@@ -119,9 +121,10 @@ int runDaemon(const std::vector<std::string>& args) {
   });
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
-  log::logger("app")->info("pstrain {}: {} {} of {} ps and {} workers; ps: {}; pid {}",
-                           PSTRAIN_VERSION, config::roleName(placement.role), placement.index,
-                           settings.ps, settings.workers, peers, ::getpid());
+  log::logger("app")->info(
+      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; pid {}",
+      PSTRAIN_VERSION, config::roleName(placement.role), placement.index, settings.ps,
+      settings.workers, peers, describeBlasCore(), ::getpid());
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps));
   observe::HttpEndpoint http(settings.httpPort, metrics);

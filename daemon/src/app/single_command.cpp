@@ -2,6 +2,7 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
@@ -50,6 +51,7 @@ int runSingle(const std::vector<std::string>& originalArgs) {
   summary.trainingElapsedSeconds = trainingSeconds;
   summary.elapsedSeconds = secondsSince(start);
   summary.workers = 1;
+  summary.blasCore = blasCoreInUse();
   log::logger("single")->info("one process, no network: {}", describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
   return 0;

@@ -28,6 +28,7 @@ Poco::JSON::Object toJson(const Summary& s) {
     for (const auto& [process, bytes] : s.peakRssBytes) rss.set(process, bytes);
     json.set("peak_rss_bytes", rss);
   }
+  json.set("blas_core", s.blasCore);
   return json;
 }
 
@@ -46,6 +47,7 @@ Summary summaryFromJson(const std::string& text) {
     s.communicationMsPerStep = json->optValue<double>("communication_ms_per_step", 0);
     s.waitingMsPerStep = json->optValue<double>("waiting_ms_per_step", 0);
     s.bytesPerStep = json->optValue<double>("bytes_per_step", 0);
+    s.blasCore = json->optValue<std::string>("blas_core", "");
     return s;
   } catch (const Poco::Exception& e) {
     throw IoError("cannot read a training summary: " + e.displayText());
@@ -66,7 +68,8 @@ std::string describe(const Summary& s) {
                 "%.4f; %.2f s in all",
                 static_cast<unsigned long long>(s.globalStep), s.trainingElapsedSeconds,
                 s.globalStepsPerSecond(), s.testAccuracy, s.elapsedSeconds);
-  return line;
+  // A summary written before the kernels were recorded has none.
+  return s.blasCore.empty() ? line : line + ("; BLAS kernels: " + s.blasCore);
 }
 
 std::string takeSummaryFlag(std::vector<std::string>& args) {

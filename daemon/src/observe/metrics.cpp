@@ -7,6 +7,8 @@
 #include <limits>
 #include <sstream>
 
+#include "pstrain/common/blas_core.hpp"
+
 namespace pstrain::observe {
 namespace {
 
@@ -62,6 +64,7 @@ Metrics::Metrics(config::Role role, int ordinal, std::uint64_t trainSteps)
     : role_(role),
       ordinal_(ordinal),
       trainSteps_(trainSteps),
+      blasCore_(blasCoreInUse()),
       loss_(std::numeric_limits<float>::quiet_NaN()),
       testAccuracy_(std::numeric_limits<double>::quiet_NaN()) {}
 
@@ -99,6 +102,9 @@ std::string Metrics::prometheusText() const {
   const std::string labels = "role=\"" + config::roleName(role_) + "\",ordinal=\"" +
                              std::to_string(ordinal_) + "\"";
   std::string out;
+  header(out, "pstrain_build_info", "gauge", "1, labelled with the version and BLAS kernels.");
+  sample(out, "pstrain_build_info",
+         labels + ",blas_core=\"" + blasCore_ + "\",version=\"" PSTRAIN_VERSION "\"", 1);
   header(out, "pstrain_global_step", "gauge", "Global steps applied (ps) or seen (worker).");
   sample(out, "pstrain_global_step", labels, double(globalStep_));
   header(out, "pstrain_train_steps", "gauge", "Global steps the run trains for.");
@@ -150,6 +156,7 @@ std::string Metrics::statusJson() const {
     for (const auto& peer : peers_) peers.add(peer);
   }
   json.set("peers", peers);
+  json.set("blas_core", blasCore_);
   std::ostringstream out;
   json.stringify(out);
   return out.str();

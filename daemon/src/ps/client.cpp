@@ -23,7 +23,8 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options_.peerTimeoutSeconds));
-  Link link{endpoint, nullptr};
+  Link link;
+  link.endpoint = endpoint;
   cluster::retryUntil(endpoint, deadline, [&] {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.

@@ -14,6 +14,7 @@
 
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "support/blas_core.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
@@ -124,5 +125,11 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   BOOST_TEST(status->getValue<std::string>("role") == "worker");
   BOOST_TEST(status->getValue<std::string>("state") == "training");
   BOOST_TEST(status->getArray("peers")->size() == 1u);
+  // The kernels it computes with, and the same in the metrics, so a slow process says why.
+  const std::string blasCore = expectedBlasCore();
+  BOOST_TEST(status->getValue<std::string>("blas_core") == blasCore);
+  BOOST_TEST(metric(workerHttp, "pstrain_build_info",
+                    workerLabels + ",blas_core=\"" + blasCore + "\",version=\"" PSTRAIN_VERSION
+                                   "\"") == 1);
   BOOST_TEST(httpGet(psHttp, "/nowhere").status == 404);
 }

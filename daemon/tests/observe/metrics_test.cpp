@@ -3,6 +3,7 @@
 
 #include <Poco/JSON/Parser.h>
 
+#include "pstrain/common/blas_core.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "support/prometheus.hpp"
 
@@ -19,6 +20,8 @@ BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
   BOOST_TEST(samples.at("pstrain_train_steps{role=\"worker\",ordinal=\"1\"}") == 500);
   BOOST_TEST(samples.at("pstrain_loss{role=\"worker\",ordinal=\"1\"}") == 0.5);
   BOOST_TEST(samples.at("pstrain_state{role=\"worker\",ordinal=\"1\",state=\"waiting\"}") == 1);
+  BOOST_TEST(samples.at("pstrain_build_info{role=\"worker\",ordinal=\"1\",blas_core=\"" +
+                        pstrain::blasCoreInUse() + "\",version=\"" PSTRAIN_VERSION "\"}") == 1);
 }
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {
@@ -46,4 +49,5 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
   BOOST_TEST(json->getValue<int>("global_step") == 7);
   BOOST_TEST(json->getArray("peers")->size() == 2u);
   BOOST_TEST(!json->has("test_accuracy"));
+  BOOST_TEST(json->getValue<std::string>("blas_core") == pstrain::blasCoreInUse());
 }

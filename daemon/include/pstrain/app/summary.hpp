@@ -24,6 +24,7 @@ struct Summary {
   double waitingMsPerStep = 0;
   double bytesPerStep = 0;
   std::map<std::string, std::uint64_t> peakRssBytes;  // per process ("ps-0", ...), from local
+  std::string blasCore;  // the OpenBLAS kernels the training computed with
 
   double globalStepsPerSecond() const {
     return trainingElapsedSeconds > 0 ? double(globalStep) / trainingElapsedSeconds : 0;

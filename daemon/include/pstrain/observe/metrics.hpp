@@ -58,7 +58,7 @@ class Metrics {
 
   // The Prometheus text exposition of everything above.
   std::string prometheusText() const;
-  // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers.
+  // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers, BLAS core.
   std::string statusJson() const;
 
  private:
@@ -67,6 +67,7 @@ class Metrics {
   const config::Role role_;
   const int ordinal_;
   const std::uint64_t trainSteps_;
+  const std::string blasCore_;  // the OpenBLAS kernels in use: what a slow process computes with
   std::atomic<State> state_{State::kWaiting};
   std::atomic<std::uint64_t> globalStep_{0};
   std::atomic<std::uint64_t> localStep_{0};
