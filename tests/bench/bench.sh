@@ -10,7 +10,9 @@
 #   4. peers: the same work by PyTorch (a parameter server over torch.distributed.rpc, and one
 #      process), from tests/bench/torch_ps.py and torch_single.py;
 #   5. strangers: the reference run with 300 silent and 30 trickling connections held on ps 0's
-#      port, against the same run without.
+#      port, against the same run without;
+#   6. BLAS kernels: pstrain single with its own choice next to every core this CPU runs
+#      (tests/bench/blas.sh).
 # Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
 # Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
 # peers (installed here when missing).
@@ -27,6 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 [ -x "$bin" ] && [ -x build/ps_capacity ] || { echo "build first: ci/build.sh" >&2; exit 1; }
+command -v taskset >/dev/null || { echo "needs taskset (util-linux)" >&2; exit 1; }
 python3 -c "import torch" 2>/dev/null || bash ci/install-deps.sh python3-torch
 export OPENBLAS_NUM_THREADS=1  # every process on one core's worth of BLAS, as in the issue's table
 
@@ -49,7 +52,7 @@ torch() {
 
 model=(--hidden-units 128 --learning-rate 0.001)
 reference=(--ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000)
-echo "1/5 named configurations" >&2
+echo "1/6 named configurations" >&2
 for r in $(seq "$repeats"); do
   run reference "$r" local "${reference[@]}" --data-dir "$data"
   run compute-only "$r" single "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
@@ -61,7 +64,7 @@ run 784-256-256-10 1 local --ps 2 --workers 2 --hidden-units 256,256 --batch-siz
 run sync 1 local "${reference[@]}" --sync --data-dir "$data"
 run seed-settings 1 local --ps 2 --workers 2 --hidden-units 128 --batch-size 20 --learning-rate 0.001 --train-steps 200 --data-dir "$data"
 
-echo "2/5 scaling" >&2
+echo "2/6 scaling" >&2
 for batch in 100 10; do
   steps=$((batch == 100 ? 3000 : 10000))
   for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
@@ -70,7 +73,7 @@ for batch in 100 10; do
   done
 done
 
-echo "3/5 ps capacity" >&2
+echo "3/6 ps capacity" >&2
 capacity=(--ps 1 --workers 8 --hidden-units 128 --train-steps 1000000000000 --log-to-stdout false
   --ps-hosts 127.0.0.1:18700)
 taskset -c 0 "$bin" run --role ps --index 0 --ps-port 18700 --http-port 18701 \
@@ -83,7 +86,7 @@ done
 kill "$ps_pid" && wait "$ps_pid" || true
 ps_pid=""
 
-echo "4/5 peers" >&2
+echo "4/6 peers" >&2
 for r in $(seq "$repeats"); do
   torch torch-ps-2x2 "$r" torch_ps.py --ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000
   torch torch-single "$r" torch_single.py "${model[@]}" --batch-size 100 --train-steps 3000
@@ -91,7 +94,7 @@ done
 run pstrain-2x8 1 local --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
 torch torch-ps-2x8 1 torch_ps.py --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000
 
-echo "5/5 strangers" >&2
+echo "5/6 strangers" >&2
 for r in $(seq "$repeats"); do
   run plain "$r" local "${reference[@]}" --data-dir "$data"
   python3 tests/bench/strangers.py "$work/strangers.$r/ps-0/deploy.log" "$work/strangers.$r.json" \
@@ -102,3 +105,6 @@ for r in $(seq "$repeats"); do
 done
 
 python3 tests/bench/report.py "$work" "$repeats"
+echo
+echo "6. BLAS kernels"
+bash tests/bench/blas.sh "$repeats"
