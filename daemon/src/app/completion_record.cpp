@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "pstrain/common/atomic_file.hpp"
+#include "pstrain/common/error.hpp"
 
 namespace pstrain::app {
 namespace {
@@ -23,8 +24,11 @@ std::optional<std::uint64_t> completedGlobalStep(const std::string& dir, std::ui
     auto json = Poco::JSON::Parser().parse(in).extract<Poco::JSON::Object::Ptr>();
     if (json->getValue<std::string>("run_id") != std::to_string(runId)) return std::nullopt;
     return json->getValue<std::uint64_t>("global_step");
-  } catch (const Poco::Exception&) {
-    return std::nullopt;  // unreadable: treated as absent, the run is trained
+  } catch (const Poco::Exception& e) {
+    // Training the run again could overwrite a finished model: say so instead, as for a
+    // corrupt checkpoint.
+    throw IoError("completion record " + recordPath(dir) + " cannot be read (" +
+                  e.displayText() + "); move it away to train this run again");
   }
 }
 

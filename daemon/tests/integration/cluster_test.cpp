@@ -109,7 +109,7 @@ BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
 BOOST_AUTO_TEST_CASE(fashion_mnist_reaches_085_in_3000_steps) {
   TempDir logs;
   auto result = runPstrain({"local", "--ps", "2", "--workers", "2", "--data-dir",
-                            "/usr/share/datasets/fashion-mnist", "--train-steps", "3000",
+                            kFashionMnistDir, "--train-steps", "3000",
                             "--batch-size", "100", "--hidden-units", "128", "--log-dir",
                             logs.path(), "--summary-json", logs.file("s.json")});
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);

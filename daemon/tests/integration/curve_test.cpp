@@ -14,7 +14,7 @@ using namespace pstrain::testing;
 BOOST_AUTO_TEST_CASE(curve_of_a_real_run_renders_and_shows_accuracy_rising) {
   TempDir logs;
   auto run = runPstrain({"local", "--ps", "2", "--workers", "2", "--data-dir",
-                         "/usr/share/datasets/fashion-mnist", "--train-steps", "2000",
+                         kFashionMnistDir, "--train-steps", "2000",
                          "--batch-size", "50", "--eval-every-steps", "100", "--log-dir",
                          logs.path(), "--log-every-steps", "5"});
   BOOST_REQUIRE_MESSAGE(run.exitCode == 0, run.out + run.err);

@@ -46,13 +46,22 @@ struct Run {
 // (about a point from run to run on a busy machine).
 enum class Mode { kAsync, kSync };
 
+// What every process of these runs is configured with.
+std::vector<std::string> trainingSettings(Mode mode) {
+  std::vector<std::string> args{"--ps", "2", "--workers", "2", "--data-dir", kFashionMnistDir,
+                                "--train-steps", std::to_string(kSteps), "--batch-size", "100",
+                                "--checkpoint-every-seconds", "0.2"};
+  if (mode == Mode::kSync) args.push_back("--sync");
+  return args;
+}
+
 std::vector<std::string> localArgs(const TempDir& logs, Mode mode = Mode::kSync) {
-  std::vector<std::string> args{"local", "--ps", "2", "--workers", "2", "--data-dir",
-                                "/usr/share/datasets/fashion-mnist", "--train-steps",
-                                std::to_string(kSteps), "--batch-size", "100",
-                                "--checkpoint-every-seconds", "0.2", "--log-dir", logs.path(),
-                                "--summary-json", logs.file("summary.json")};
-  if (mode == Mode::kSync) args.insert(args.begin() + 1, "--sync");
+  std::vector<std::string> args{"local"};
+  for (auto& setting : trainingSettings(mode)) args.push_back(setting);
+  for (const auto& arg : {std::string("--log-dir"), logs.path(), std::string("--summary-json"),
+                          logs.file("summary.json")}) {
+    args.push_back(arg);
+  }
   return args;
 }
 
@@ -172,14 +181,14 @@ BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_che
 }
 
 BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
-  const TempDir& logs = *new TempDir;  // kept for the whole run of this test
+  TempDir logs;  // declared first: outlives the processes below
   auto result = runPstrain(localArgs(logs));
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.err);
   auto restart = [&](const std::string& role) {
     std::string dir = logs.file(role + "-1");
-    std::vector<std::string> argv{pstrainBinary()};
-    auto args = localArgs(logs);
-    argv.insert(argv.end(), args.begin() + 1, args.end() - 2);  // the settings, not "local"
+    std::vector<std::string> argv{pstrainBinary(), "run"};
+    auto settings = trainingSettings(Mode::kSync);
+    argv.insert(argv.end(), settings.begin(), settings.end());
     auto ports = pstrain::net::freeLoopbackPorts(2);
     std::vector<std::string> placement{"--role", role, "--index", "1", "--ps-hosts",
                                        "127.0.0.1:1,127.0.0.1:2", "--ps-port",
@@ -187,7 +196,6 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
                                        std::to_string(ports[0]), "--http-port",
                                        std::to_string(ports[1]), "--log-dir", dir, "--auth-key-file",
                                        logs.file("auth.key"), "--log-to-stdout", "false"};
-    argv.insert(argv.begin() + 1, "run");
     argv.insert(argv.end(), placement.begin(), placement.end());
     return std::make_unique<pstrain::app::ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
   };

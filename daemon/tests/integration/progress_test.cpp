@@ -12,7 +12,7 @@ namespace {
 
 std::string localCommand(const TempDir& logs) {
   return pstrainBinary() +
-         " local --ps 1 --workers 2 --data-dir /usr/share/datasets/fashion-mnist"
+         " local --ps 1 --workers 2 --data-dir " + kFashionMnistDir +
          " --train-steps 3000 --batch-size 50 --hidden-units 64 --log-dir " + logs.path();
 }
 

@@ -6,6 +6,10 @@
 
 namespace pstrain::testing {
 
+// Fashion-MNIST as Debian's dataset-fashion-mnist installs it: the real data set the integration
+// tests train on.
+inline const std::string kFashionMnistDir = "/usr/share/datasets/fashion-mnist";
+
 // A fresh directory under /tmp, removed with everything in it at scope end.
 class TempDir {
  public:
