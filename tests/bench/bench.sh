@@ -30,7 +30,8 @@ cleanup() {
 trap cleanup EXIT
 [ -x "$bin" ] && [ -x build/ps_capacity ] || { echo "build first: ci/build.sh" >&2; exit 1; }
 command -v taskset >/dev/null || { echo "needs taskset (util-linux)" >&2; exit 1; }
-python3 -c "import torch" 2>/dev/null || bash ci/install-deps.sh python3-torch
+# Debian's python3 (with python3-torch), whatever python3 comes first on PATH.
+/usr/bin/python3 -c "import torch" 2>/dev/null || bash ci/install-deps.sh python3-torch
 export OPENBLAS_NUM_THREADS=1  # every process on one core's worth of BLAS, as in the table
 
 # run NAME REPEAT COMMAND ARGS...: one pstrain run, its summary in $work/NAME.REPEAT.json, its
@@ -47,7 +48,7 @@ run() {
 torch() {
   local name=$1 repeat=$2 script=$3
   shift 3
-  python3 "tests/bench/$script" "$@" --data-dir "$data" --summary-json "$work/$name.$repeat.json" >/dev/null
+  /usr/bin/python3 "tests/bench/$script" "$@" --data-dir "$data" --summary-json "$work/$name.$repeat.json" >/dev/null
 }
 
 model=(--hidden-units 128 --learning-rate 0.001)
