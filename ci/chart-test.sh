@@ -111,6 +111,8 @@ run "helm lint --strict, every optional feature" \
   helm lint --strict chart --values tests/chart/values/all-features.yaml
 validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
   --set logs.type=emptyDir
+validate "values.yml with --set logs.type=emptyDir (as the README says) meets Pod Security restricted" \
+  -pod-security restricted -- --values values.yml --set logs.type=emptyDir
 refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
   bash -c 'helm template mnist chart | kubestrict -pod-security baseline'
 validate "checkpoints on a hostPath of their own, with the init container handing it over" -- \
@@ -144,13 +146,53 @@ else
   fail "helm unittest" "$out"
 fi
 
-echo "== a distributed-tensorflow values file"
+echo "== distributed-tensorflow values files"
 dtf=tests/chart/values/distributed-tensorflow.yml
-run "accepted as it is by helm lint --strict" helm lint --strict chart --values "$dtf"
-validate "renders valid manifests as it is" -- --values "$dtf"
+run "the seed's values file: accepted as it is by helm lint --strict" helm lint --strict chart --values "$dtf"
+validate "the seed's values file renders valid manifests as it is" -- --values "$dtf"
 # Comments and the image aside, values.yml is that file.
 strip() { grep -vE '^\s*(#|$)|^\s*(repository|tag):' "$1"; }
 run "values.yml is that file with only the image changed" diff -u <(strip "$dtf") <(strip values.yml)
+# The stable/distributed-tensorflow chart's own defaults (its values.yaml) and the example of its
+# README, written out from their documented content: each key is accepted with its meaning, or
+# refused with one line that says what to write instead.
+cat >"$work/dtf-defaults.yaml" <<'VALUES'
+worker: {number: 2, podManagementPolicy: Parallel, port: 9000,
+  image: {repository: dysproz/distributed-tf, tag: 1.7.0, pullPolicy: IfNotPresent}}
+ps: {number: 2, podManagementPolicy: Parallel, port: 8000,
+  image: {repository: dysproz/distributed-tf, tag: 1.7.0, pullPolicy: IfNotPresent}}
+hyperparams: {batchsize: 20, learningrate: 0.001, trainsteps: 0}
+VALUES
+cat >"$work/dtf-readme.yaml" <<'VALUES'
+worker: {number: 2, podManagementPolicy: Parallel, port: 9090, gpuCount: 1,
+  image: {repository: dysproz/distributed-tf, tag: 1.6.0-gpu}}
+ps: {number: 2, podManagementPolicy: Parallel, port: 8080,
+  image: {repository: dysproz/distributed-tf, tag: 1.6.0, pullPolicy: IfNotPresent}}
+hyperparams: {batchsize: 20, learningrate: 0.001, trainsteps: 10000}
+VALUES
+# Every other key its README documents, as a user of that chart would give it.
+cat >"$work/dtf-keys.yaml" <<'VALUES'
+worker: {gpuCount: 0, env: {TF_CPP_MIN_LOG_LEVEL: 2}}
+ps: {env: {OMP_NUM_THREADS: "1"}, resources: {limits: {cpu: "1", memory: 512Mi}, requests: {cpu: 250m}}}
+hyperparams: {trainsteps: 10000, datadir: /data/mnist, logdir: /tmp/mnist-log, hiddenunits: 100}
+volumes: [{name: data, hostPath: {path: /srv/mnist}}]
+volumeMounts: [{name: data, mountPath: /data}]
+VALUES
+for tool in "helm lint --strict chart" "helm template mnist chart"; do
+  refused "$tool: its defaults, trainsteps 0 refused saying what to write" \
+    'hyperparams.trainsteps 0 \(in distributed-tensorflow: train until stopped\).*set hyperparams.trainsteps to the steps to train' \
+    $tool --values "$work/dtf-defaults.yaml"
+  refused "$tool: its README example, gpuCount 1 refused saying what to write" \
+    'worker.gpuCount 1: pstrain trains on CPUs and uses no GPU; remove it' \
+    $tool --values "$work/dtf-readme.yaml"
+done
+run "its README example without gpuCount (ps.port 8080, worker.port 9090): accepted by helm lint --strict" \
+  helm lint --strict chart --values "$work/dtf-readme.yaml" --set worker.gpuCount=0
+validate "its README example without gpuCount renders valid manifests" -- \
+  --values "$work/dtf-readme.yaml" --set worker.gpuCount=0
+run "its other documented keys (env, resources, gpuCount 0, datadir on a mount, logdir): accepted by helm lint --strict" \
+  helm lint --strict chart --values "$work/dtf-keys.yaml"
+validate "its other documented keys render valid manifests" -- --values "$work/dtf-keys.yaml"
 
 echo "== bad values are refused, naming the key"
 while IFS='|' read -r name values pattern; do
@@ -182,20 +224,41 @@ checkpoints.mountPath relative|{checkpoints: {mountPath: checkpoints}}|/checkpoi
 checkpoints.volume with a name|{checkpoints: {volume: {name: state, emptyDir: {}}}}|/checkpoints/volume
 checkpoints.persistentVolumeClaim.accessModes ReadOnlyMany|{checkpoints: {persistentVolumeClaim: {accessModes: [ReadOnlyMany]}}}|/checkpoints/persistentVolumeClaim/accessModes
 checkpoints.persistentVolumeClaim.size 1 GB|{checkpoints: {persistentVolumeClaim: {size: 1 GB}}}|/checkpoints/persistentVolumeClaim/size
+hyperparams.trainsteps above what a values file holds exactly|{hyperparams: {trainsteps: 9223372036854775807}}|/hyperparams/trainsteps
+hyperparams.seed above what a values file holds exactly|{hyperparams: {seed: 9007199254740993}}|/hyperparams/seed
+reporting.logEverySteps above what a values file holds exactly|{reporting: {logEverySteps: 1e19}}|/reporting/logEverySteps
+probes.readiness.periodSeconds above an int32|{probes: {readiness: {periodSeconds: 2147483648}}}|/probes/readiness/periodSeconds
+worker.image.digest not a digest|{worker: {image: {digest: latest}}}|/worker/image/digest
+a resource name with a space|{ps: {limit: {gpu count: 1}}}|invalid propertyName 'gpu count'
+runId with a slash|{runId: a/b}|/runId
 EOF
-# A rule between two values cannot be said in JSON schema, so a template fails on it; helm lint
-# only reports a template's fail as [INFO], so helm template (and install) refuse it.
-printf '%s\n' '{http: {port: 9000}}' >"$work/bad.yaml"
-refused "helm template: http.port equal to worker.port" 'http.port 9000 is also worker.port' \
-  helm template mnist chart --values "$work/bad.yaml"
-printf '%s\n' '{checkpoints: {volume: {emptyDir: {}}, persistentVolumeClaim: {enabled: true}}}' >"$work/bad.yaml"
-refused "helm template: checkpoints.volume and checkpoints.persistentVolumeClaim together" \
-  'checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other' \
-  helm template mnist chart --values "$work/bad.yaml"
-printf '%s\n' '{checkpoints: {volume: {emptyDir: {}}, mountPath: /etc/pstrain-auth}}' >"$work/bad.yaml"
-refused "helm template: checkpoints.mountPath on the key's directory" \
-  "checkpoints.mountPath /etc/pstrain-auth is also the key's directory" \
-  helm template mnist chart --values "$work/bad.yaml"
+# Rules between values, or needing a sentence to say what to write instead, are the templates'
+# fails; helm lint refuses those too (see pstrain.fail).
+while IFS='|' read -r name values pattern; do
+  printf '%s\n' "$values" >"$work/bad.yaml"
+  refused "helm lint: $name" "$pattern" helm lint --strict chart --values "$work/bad.yaml"
+  refused "helm template: $name" "$pattern" helm template mnist chart --values "$work/bad.yaml"
+done <<'EOF'
+http.port equal to worker.port|{http: {port: 9000}}|http.port 9000 is also worker.port
+checkpoints.volume and checkpoints.persistentVolumeClaim together|{checkpoints: {volume: {emptyDir: {}}, persistentVolumeClaim: {enabled: true}}}|checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other
+checkpoints.mountPath on the key's directory|{checkpoints: {volume: {emptyDir: {}}, mountPath: /etc/pstrain-auth}}|checkpoints.mountPath /etc/pstrain-auth is also the key's directory
+a request above its limit|{worker: {request: {memory: 1Gi}, limit: {memory: 512Mi}}}|worker.request.memory 1Gi is above worker.limit.memory 512Mi
+an image digest in the repository|{ps: {image: {repository: "pstrain@sha256:3f5a9c0e2b7d4f1a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a"}}}|ps.image.repository "pstrain@sha256:3f5a.*" holds a digest: give the repository alone, and the digest as ps.image.digest
+fullnameOverride not a DNS-1035 label|{fullnameOverride: mnist.v2}|fullnameOverride "mnist.v2" cannot prefix the pods' names, which must be DNS-1035 labels
+fullnameOverride too long for the ServiceMonitor's name|{fullnameOverride: a-prefix-of-forty-five-characters-is-too-long}|"a-prefix-of-forty-five-characters-is-too-long-metrics" must be at most 52 characters
+hyperparams.datadir on no volume|{hyperparams: {datadir: /tmp/mnist-data}}|hyperparams.datadir /tmp/mnist-data is on none of volumeMounts
+extraEnv replacing POD_NAME|{extraEnv: [{name: POD_NAME, value: x}]}|extraEnv or worker.env sets POD_NAME
+EOF
+# The release name reaches only helm template and install (helm lint names its release itself).
+refused "helm template: release name mnist.v2, not a DNS-1035 label" \
+  "release name \"mnist.v2\" cannot prefix the pods' names, which must be DNS-1035 labels" \
+  helm template mnist.v2 chart
+refused "helm template: release name 2mnist, starting with a digit" \
+  'release name "2mnist" cannot prefix' helm template 2mnist chart
+refused "helm template: a 45-character release name, whose ServiceMonitor's name would be 53" \
+  'must be at most 52 characters, so the release name at most 44: install under another name, or set fullnameOverride' \
+  helm template a-release-name-of-forty-five-characters-long1 chart
+run "helm template: a 44-character release name" helm template a-release-name-of-forty-four-characters-long chart
 
 echo "== contract and documentation"
 # Every key the chart writes into the daemon's file is one the daemon documents (README.md,

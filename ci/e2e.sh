@@ -10,7 +10,10 @@
 # container still running afterwards (no exit, no restart, no OOM kill), the node's log directory
 # must hold one deploy.log per pod with only that pod's lines, and every pod must stop cleanly on
 # SIGTERM. Scenario "workers first": the workers start before any ps exists, wait
-# for the ps DNS names, and train once the ps pods start.
+# for the ps DNS names, and train once the ps pods start. Scenario "reinstall": after a run has
+# completed, its pods and network are removed (helm uninstall) and the chart rendered again with
+# the same values (helm install: a new run id), on the same node directory: the new pods must
+# train a new run to its last step, not take the old one's checkpoints and completion record.
 #
 # Longer runs (a few thousand global steps, at about 800 per second here), each a fault:
 # "helm test": the chart's test pod (podrun test, as `helm test`) succeeds while the cluster
@@ -35,8 +38,9 @@ timeout="${PSTRAIN_E2E_TIMEOUT:-600}"
 base=debian:bookworm-slim
 network=pstrain-e2e
 release=mnist
-# The node directory of values.yml's log volume (hostPath /tmp/mnist): pod P writes P/deploy.log.
-log_volume=tmp/mnist
+# The node directory of values.yml's log volume (hostPath /tmp/mnist) for the pods' namespace
+# (podrun's default): pod P writes P/deploy.log there.
+log_volume=tmp/mnist/default
 
 work="$(mktemp -d)"
 podrun="$work/podrun"
@@ -377,6 +381,61 @@ fi
 stop_kubelets
 "$podrun" down -network "$network" >/dev/null
 
+# --- scenario: uninstall, and install again with the same values -----------------------------
+
+echo "== reinstall: a completed run, helm uninstall, helm install with the same values on the same node"
+scenario=reinstall
+node="$work/node-$scenario"
+logs="$node/$log_volume"
+# run_id FILE: the run id of the rendered ConfigMap; result_run POD: the run of POD's result.json.
+run_id() { sed -n 's/^ *runId: *"\(.*\)"$/\1/p' "$1"; }
+result_run() { grep -oE '"run_id" *: *"[0-9]+"' "$logs/$1/result.json" 2>/dev/null | grep -oE '[0-9]+'; }
+first="$work/manifests-$scenario-1.yaml"
+second="$work/manifests-$scenario-2.yaml"
+if out="$(render "$first" 2>&1 && render "$second" 2>&1)" && [ -n "$(run_id "$first")" ] &&
+  [ "$(run_id "$first")" != "$(run_id "$second")" ]; then
+  pass "two renderings of the same values, as two helm installs, have two run ids: $(run_id "$first"), $(run_id "$second")"
+else
+  fail "helm template twice: a run id in each ConfigMap, not the same" "$out$(grep -h runId "$first" "$second")"
+fi
+manifests="$first"
+if start_pods "$node" >"$work/out" 2>&1 &&
+  out="$(wait_until "global step $train_steps in worker 0's result.json" trained "${pods[@]}")" &&
+  out="$(wait_until "the end of training in every log" all_ended)"; then
+  first_run="$(result_run mnist-worker-0)"
+  pass "first install: run $first_run trained to global step $train_steps and completed"
+else
+  fail "first install: training to global step $train_steps" "$out$(cat "$work/out")$(pod_logs "${pods[@]}")"
+fi
+# helm uninstall: the pods, their containers and the network go; the node directory stays.
+stop_kubelets
+docker stop "${pods[@]}" >/dev/null 2>&1
+"$podrun" down -network "$network" >/dev/null
+check "after uninstall the node directory still holds the completion record and the checkpoints" \
+  ls "$logs/mnist-worker-0/completed.json" "$logs/mnist-ps-0/checkpoint.bin" "$logs/mnist-ps-1/checkpoint.bin"
+# retrained: worker 0's result.json is of another run, at the last step; gives up when worker 0
+# takes the old run for its own.
+retrained() {
+  running_or_give_up "${pods[@]}" || return 2
+  if grep -h "completed already" "$logs/mnist-worker-0/deploy.log"; then return 2; fi
+  local run
+  run="$(result_run mnist-worker-0)"
+  echo "worker 0's result.json: run ${run:-none}"
+  [ -n "$run" ] && [ "$run" != "$first_run" ] && trained "${pods[@]}"
+}
+manifests="$second"
+if start_pods "$node" >"$work/out" 2>&1 &&
+  out="$(wait_until "a new run at global step $train_steps in worker 0's result.json" retrained)"; then
+  pass "second install, same values, same node directory: a new run $(result_run mnist-worker-0) trained to global step $train_steps"
+  grep -h "belongs to another run" "$logs"/mnist-ps-*/deploy.log | cut -c 1-160 | sed 's/^/    /'
+else
+  fail "second install: a new run to global step $train_steps" "$out$(cat "$work/out")$(pod_logs "${pods[@]}")"
+fi
+both_ended() { [ "$(grep -c "Training elapsed time" "$logs/mnist-ps-0/deploy.log")" = 2 ]; }
+check "ps 0's deploy.log holds the end of both runs" wait_until "the end of the second run in ps 0's log" both_ended
+end_scenario
+
+
 # --- helpers of the longer runs --------------------------------------------------------------
 
 # global_step LOG: the last global step in LOG ("global step N done" of a ps, "(global step: N)"
@@ -426,8 +485,8 @@ if out="$(render "$manifests" --set hyperparams.trainsteps=100000 2>&1 &&
   succeeded_training() {
     local target
     [ $rc -eq 0 ] && grep -q "^mnist-test: succeeded" "$test_ok" || return 1
-    for target in "mnist-ps-0.mnist-ps:8080 ps 0" "mnist-ps-1.mnist-ps:8080 ps 1" \
-      "mnist-worker-0.mnist-worker:8080 worker 0"; do
+    for target in "mnist-ps-0.mnist-ps:8090 ps 0" "mnist-ps-1.mnist-ps:8090 ps 1" \
+      "mnist-worker-0.mnist-worker:8090 worker 0"; do
       test_output "$test_ok" | grep -qE "^    $target: training: global step [1-9][0-9]*/$train_steps\b" || return 1
     done
   }
@@ -440,13 +499,13 @@ if out="$(render "$manifests" --set hyperparams.trainsteps=100000 2>&1 &&
   # Still training after the test: worker 0's /status, read with the image's pstrain status.
   still_training() {
     local out step
-    out="$(docker exec mnist-worker-0 pstrain status localhost:8080 2>&1 | head -n 1)"
+    out="$(docker exec mnist-worker-0 pstrain status localhost:8090 2>&1 | head -n 1)"
     echo "$out"
     step="$(grep -oE "worker 0: training: global step [0-9]+/$train_steps\b" <<<"$out" | grep -oE '[0-9]+/' | tr -d /)"
     [ -n "$step" ] && [ "$step" -gt 0 ] && [ "$step" -lt "$train_steps" ]
   }
   if out="$(still_training)"; then
-    pass "after the test the cluster is still training (docker exec mnist-worker-0 pstrain status localhost:8080):"
+    pass "after the test the cluster is still training (docker exec mnist-worker-0 pstrain status localhost:8090):"
     echo "    $out"
   else
     fail "worker 0 is still training after the test" "$out"
@@ -466,7 +525,7 @@ if out="$(render "$manifests" --set hyperparams.trainsteps=100000 2>&1 &&
     lines="$(test_output "$test_failed")"
     [ $rc -ne 0 ] && grep -q "^mnist-test: failed: exit code 4$" "$test_failed" &&
       [ "$(wc -l <<<"$lines")" = 1 ] &&
-      grep -qE "^    pstrain: mnist-ps-[01]\.mnist-ps:8080: .+ after waiting $short_timeout s$" <<<"$lines" &&
+      grep -qE "^    pstrain: mnist-ps-[01]\.mnist-ps:8090: .+ after waiting $short_timeout s$" <<<"$lines" &&
       [ $took -le $((short_timeout + 15)) ]
   }
   if failed_clearly; then

@@ -4,9 +4,19 @@ role ("ps" or "worker") or another part of the release ("config", "test"); for a
 the key of its values, the name of its port and the suffix of its StatefulSet and Service.
 */}}
 
-{{/* pstrain.name is the value of the app.kubernetes.io/name label. */}}
+{{/*
+pstrain.fail refuses the values with one line naming the key. helm lint turns a template's fail
+into an [INFO] line and renders on; there the include of a template that does not exist, named
+after the same line, makes it an error all the same.
+*/}}
+{{- define "pstrain.fail" -}}
+{{- fail . }}
+{{- include (printf "values refused: %s" .) dict }}
+{{- end }}
+
+{{/* pstrain.name is the value of the app.kubernetes.io/name label: nameOverride, else the chart's name. */}}
 {{- define "pstrain.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* pstrain.chart is the value of the helm.sh/chart label. */}}
@@ -15,16 +25,37 @@ the key of its values, the name of its port and the suffix of its StatefulSet an
 {{- end }}
 
 {{/*
-pstrain.componentName is <release>-<component>. It is never truncated: the daemon reads its role
-and ordinal from pod names <release>-<role>-<n>. The StatefulSet controller labels pods with
-<name>-<10-character hash>, which must fit in 63 characters, hence the limit of 52.
+pstrain.fullname is the prefix of every name: fullnameOverride, else the release name. It is
+never truncated: the daemon reads its role and ordinal from pod names <prefix>-<role>-<n>, and
+peers are <prefix>-ps-<n>.<prefix>-ps in DNS. So it must be a DNS-1035 label (Service names
+are), and every name derived from it at most 52 characters: the StatefulSet controller labels
+pods with <name>-<10-character hash>, which must fit in 63.
+*/}}
+{{- define "pstrain.fullname" -}}
+{{- $prefix := .Values.fullnameOverride | default .Release.Name }}
+{{- $source := "release name" }}
+{{- $instead := ": install under another name, or set fullnameOverride" }}
+{{- if .Values.fullnameOverride }}
+{{- $source = "fullnameOverride" }}
+{{- $instead = "" }}
+{{- end }}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $prefix) }}
+{{- include "pstrain.fail" (printf "%s %q cannot prefix the pods' names, which must be DNS-1035 labels: lower-case letters, digits and '-', starting with a letter%s" $source $prefix $instead) }}
+{{- end }}
+{{- range $component := list "ps" "worker" "config" "auth" "test" "metrics" }}
+{{- $name := printf "%s-%s" $prefix $component }}
+{{- if gt (len $name) 52 }}
+{{- include "pstrain.fail" (printf "%s %q is too long: %q must be at most 52 characters, so the %s at most 44%s" $source $prefix $name $source $instead) }}
+{{- end }}
+{{- end }}
+{{- $prefix }}
+{{- end }}
+
+{{/*
+pstrain.componentName is <prefix>-<component>, e.g. mnist-ps (see pstrain.fullname).
 */}}
 {{- define "pstrain.componentName" -}}
-{{- $name := printf "%s-%s" .ctx.Release.Name .component }}
-{{- if gt (len $name) 52 }}
-{{- fail (printf "release name %q is too long: %q must be at most 52 characters" .ctx.Release.Name $name) }}
-{{- end }}
-{{- $name }}
+{{- printf "%s-%s" (include "pstrain.fullname" .ctx) .component }}
 {{- end }}
 
 {{/* pstrain.selectorLabels select one component of one release, so ps and worker never overlap. */}}
@@ -42,23 +73,69 @@ app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 
-{{/* pstrain.image is a role's image reference; the tag defaults to the chart's appVersion. */}}
-{{- define "pstrain.image" -}}
-{{- $image := (index .ctx.Values .component).image }}
-{{- printf "%s:%s" $image.repository ($image.tag | default .ctx.Chart.AppVersion) }}
+{{/* pstrain.podLabels are the labels of a pod: podLabels, and the chart's own, which win. */}}
+{{- define "pstrain.podLabels" -}}
+{{- merge (include "pstrain.labels" . | fromYaml) (.ctx.Values.podLabels | default dict) | toYaml }}
 {{- end }}
 
-{{/* pstrain.resources are a role's limits, and its requests: each one from request, else from limit. */}}
+{{/*
+pstrain.image is a role's image reference: repository@digest when a digest is given, else
+repository:tag, the tag defaulting to the chart's appVersion.
+*/}}
+{{- define "pstrain.image" -}}
+{{- $image := (index .ctx.Values .component).image }}
+{{- if contains "@" $image.repository }}
+{{- include "pstrain.fail" (printf "%s.image.repository %q holds a digest: give the repository alone, and the digest as %s.image.digest" .component $image.repository .component) }}
+{{- end }}
+{{- if $image.digest }}
+{{- printf "%s@%s" $image.repository $image.digest }}
+{{- else }}
+{{- printf "%s:%s" $image.repository ($image.tag | default .ctx.Chart.AppVersion) }}
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.resources are a role's limits and requests: limit, overridden per resource by
+resources.limits (the distributed-tensorflow spelling); request, overridden by
+resources.requests, and each request left out takes its limit's value. A request above its limit
+is refused here rather than by the API server.
+*/}}
 {{- define "pstrain.resources" -}}
-{{- $role := index .ctx.Values .component }}
+{{- $key := .component }}
+{{- $role := index .ctx.Values $key }}
+{{- if gt ($role.gpuCount | default 0 | int64) 0 }}
+{{- include "pstrain.fail" (printf "%s.gpuCount %v: pstrain trains on CPUs and uses no GPU; remove it (a GPU can still be reserved as an extended resource, %s.limit.nvidia.com/gpu)" $key $role.gpuCount $key) }}
+{{- end }}
+{{- $given := $role.resources | default dict }}
+{{- $limits := merge (deepCopy ($given.limits | default dict)) (deepCopy ($role.limit | default dict)) }}
+{{- $requests := merge (deepCopy ($given.requests | default dict)) (deepCopy ($role.request | default dict)) $limits }}
+{{- range $name, $request := $requests }}
+{{- if hasKey $limits $name }}
+{{- $limit := index $limits $name }}
+{{- if gt (include "pstrain.quantity" $request | float64) (include "pstrain.quantity" $limit | float64) }}
+{{- include "pstrain.fail" (printf "%s.request.%s %v is above %s.limit.%s %v: a request must not exceed its limit" $key $name $request $key $name $limit) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- $resources := dict }}
-{{- with $role.limit }}
+{{- with $limits }}
 {{- $_ := set $resources "limits" . }}
 {{- end }}
-{{- with merge (deepCopy ($role.request | default (dict))) ($role.limit | default (dict)) }}
+{{- with $requests }}
 {{- $_ := set $resources "requests" . }}
 {{- end }}
 {{- toYaml $resources }}
+{{- end }}
+
+{{/*
+pstrain.quantity is the value of a Kubernetes quantity (500m, 1.5, 125Mi, 1e3) as a number, to
+compare two of them; the schema has checked its form.
+*/}}
+{{- define "pstrain.quantity" -}}
+{{- $text := toString . }}
+{{- $number := regexFind "^[+]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?" $text }}
+{{- $factors := dict "" 1.0 "n" 1e-9 "u" 1e-6 "m" 1e-3 "k" 1e3 "M" 1e6 "G" 1e9 "T" 1e12 "P" 1e15 "E" 1e18 "Ki" 1024.0 "Mi" 1048576.0 "Gi" 1073741824.0 "Ti" 1099511627776.0 "Pi" 1125899906842624.0 "Ei" 1152921504606846976.0 }}
+{{- mulf ($number | float64) (index $factors (trimPrefix $number $text)) }}
 {{- end }}
 
 {{/* pstrain.affinity is a role's affinity, or the anti-affinity preset spreading its pods over nodes. */}}
@@ -93,15 +170,24 @@ A pod also listens on its role's port, so the two must differ.
 {{- $port := .Values.http.port | int64 }}
 {{- range $role := list "ps" "worker" }}
 {{- if eq $port ((index $.Values $role).port | int64) }}
-{{- fail (printf "http.port %d is also %s.port: a %s pod listens on both, so they must differ" $port $role $role) }}
+{{- include "pstrain.fail" (printf "http.port %d is also %s.port: a %s pod listens on both, so they must differ" $port $role $role) }}
 {{- end }}
 {{- end }}
 {{- $port }}
 {{- end }}
 
-{{/* pstrain.logDir is where the daemon writes deploy.log; kubectl exec … tail relies on it. */}}
+{{/*
+pstrain.logDir is where the daemon writes deploy.log; kubectl exec … tail relies on it, so
+distributed-tensorflow's hyperparams.logdir can only name it.
+*/}}
 {{- define "pstrain.logDir" -}}
-/tmp/mnist-log
+{{- $logDir := "/tmp/mnist-log" }}
+{{- with .Values.hyperparams.logdir }}
+{{- if ne (clean .) $logDir }}
+{{- include "pstrain.fail" (printf "hyperparams.logdir %s: pstrain always logs to %s (kubectl exec … tail -f %s/deploy.log); remove hyperparams.logdir, and put storage there with logs or volumeMounts" . $logDir $logDir) }}
+{{- end }}
+{{- end }}
+{{- $logDir }}
 {{- end }}
 
 {{/* pstrain.configPath is the daemon's configuration file, from the ConfigMap. */}}
@@ -109,9 +195,27 @@ A pod also listens on its role's port, so the two must differ.
 /etc/pstrain/pstrain.yaml
 {{- end }}
 
-{{/* pstrain.dataDir is the directory the daemon reads the MNIST files from. */}}
+{{/*
+pstrain.dataDir is the directory the daemon reads the MNIST files from: data.mountPath with
+data.volume; distributed-tensorflow's hyperparams.datadir, which must be on one of volumeMounts
+(pstrain downloads nothing); else the image's copy.
+*/}}
 {{- define "pstrain.dataDir" -}}
-{{- if .Values.data.volume }}
+{{- $dataDir := .Values.hyperparams.datadir | default "" }}
+{{- if and $dataDir .Values.data.volume }}
+{{- include "pstrain.fail" "hyperparams.datadir and data.volume exclude each other: data.volume is read at data.mountPath; remove hyperparams.datadir" }}
+{{- else if $dataDir }}
+{{- $mounted := false }}
+{{- range .Values.volumeMounts }}
+{{- if hasPrefix (printf "%s/" (clean .mountPath)) (printf "%s/" (clean $dataDir)) }}
+{{- $mounted = true }}
+{{- end }}
+{{- end }}
+{{- if not $mounted }}
+{{- include "pstrain.fail" (printf "hyperparams.datadir %s is on none of volumeMounts: pstrain downloads no data set; mount a volume holding the four MNIST IDX files there (volumes, volumeMounts), or remove hyperparams.datadir to train on the image's copy" $dataDir) }}
+{{- end }}
+{{- clean $dataDir }}
+{{- else if .Values.data.volume }}
 {{- .Values.data.mountPath }}
 {{- else -}}
 /usr/share/pstrain/data
@@ -119,10 +223,34 @@ A pod also listens on its role's port, so the two must differ.
 {{- end }}
 
 {{/*
+pstrain.podSubPath is the subPathExpr of a pod's own directory on a volume every pod of the
+release mounts: <namespace>/<pod>, so that releases of the same name in two namespaces (or two
+clusters sharing a node directory) never share one.
+*/}}
+{{- define "pstrain.podSubPath" -}}
+$(POD_NAMESPACE)/$(POD_NAME)
+{{- end }}
+
+{{/*
+pstrain.hostPathType is a volume source with a hostPath's type defaulted to DirectoryOrCreate:
+with a sub-directory per pod, a node lacking the directory would otherwise leave the pods in
+CreateContainerConfigError.
+*/}}
+{{- define "pstrain.hostPathType" -}}
+{{- $source := deepCopy . }}
+{{- if and $source.hostPath (not $source.hostPath.type) }}
+{{- $_ := set $source.hostPath "type" "DirectoryOrCreate" }}
+{{- end }}
+{{- toJson $source }}
+{{- end }}
+
+{{/*
 pstrain.logStorage is, as JSON, the log directory's mount, its volume, whether the chart owns
-that volume (chartVolume) and the other entries of volumeMounts (extraMounts). A mount at the
-log directory in volumeMounts (as in distributed-tensorflow values files) replaces the chart's
-log volume; either way each pod writes into its own sub-directory unless the mount sets one.
+that volume (chartVolume), and the other entries of volumeMounts and volumes (extraMounts,
+extraVolumes). A mount at the log directory in volumeMounts (as in distributed-tensorflow values
+files) replaces the chart's log volume, unless logs.type is emptyDir: that is never the default,
+so it was asked for, and the mount and its volume (when nothing else mounts it) are left out.
+Either way each pod writes into its own sub-directory unless the mount sets one.
 */}}
 {{- define "pstrain.logStorage" -}}
 {{- $logDir := include "pstrain.logDir" . }}
@@ -135,25 +263,39 @@ log volume; either way each pod writes into its own sub-directory unless the mou
 {{- $extraMounts = append $extraMounts . }}
 {{- end }}
 {{- end }}
-{{- $chartVolume := not $mount }}
+{{- $chartVolume := or (not $mount) (eq .Values.logs.type "emptyDir") }}
 {{- $volume := dict }}
+{{- $extraVolumes := list }}
+{{- $otherMounts := list }}
+{{- range $extraMounts }}
+{{- $otherMounts = append $otherMounts .name }}
+{{- end }}
+{{- range .Values.volumes }}
+{{- if and $mount (eq .name $mount.name) }}
+{{- $volume = include "pstrain.hostPathType" . | fromJson }}
+{{- if not $chartVolume }}
+{{- $extraVolumes = append $extraVolumes $volume }}
+{{- else if has .name $otherMounts }}
+{{- $extraVolumes = append $extraVolumes . }}
+{{- end }}
+{{- else }}
+{{- $extraVolumes = append $extraVolumes . }}
+{{- end }}
+{{- end }}
+{{- if and (not $chartVolume) (not $volume) }}
+{{- include "pstrain.fail" (printf "volumeMounts mounts %s from volume %q, which volumes does not define" $logDir $mount.name) }}
+{{- end }}
 {{- if $chartVolume }}
 {{- $mount = dict "name" "pstrain-logs" "mountPath" $logDir }}
 {{- $volume = dict "name" "pstrain-logs" "emptyDir" (dict) }}
 {{- if eq .Values.logs.type "hostPath" }}
 {{- $volume = dict "name" "pstrain-logs" "hostPath" (dict "path" .Values.logs.hostPath "type" "DirectoryOrCreate") }}
 {{- end }}
-{{- else }}
-{{- range .Values.volumes }}
-{{- if eq .name $mount.name }}
-{{- $volume = . }}
-{{- end }}
-{{- end }}
 {{- end }}
 {{- if not (or $mount.subPath $mount.subPathExpr) }}
-{{- $mount = merge (dict "subPathExpr" "$(POD_NAME)") $mount }}
+{{- $mount = merge (dict "subPathExpr" (include "pstrain.podSubPath" .)) $mount }}
 {{- end }}
-{{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts | toJson }}
+{{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts "extraVolumes" $extraVolumes | toJson }}
 {{- end }}
 
 {{/* pstrain.authSecret is the name of the Secret holding the shared key. */}}
@@ -200,7 +342,7 @@ directory or on the ps's claim) and whether the ps pods get a claim per pod (cla
 {{- $logDir := include "pstrain.logDir" . }}
 {{- $storage := dict "dir" $logDir "claim" $c.persistentVolumeClaim.enabled }}
 {{- if and $c.volume $c.persistentVolumeClaim.enabled }}
-{{- fail "checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other: set one of them" }}
+{{- include "pstrain.fail" "checkpoints.volume and checkpoints.persistentVolumeClaim.enabled exclude each other: set one of them" }}
 {{- end }}
 {{- if or $c.volume $c.persistentVolumeClaim.enabled }}
 {{- $path := clean $c.mountPath }}
@@ -212,12 +354,34 @@ directory or on the ps's claim) and whether the ps pods get a claim per pod (cla
 {{- $_ := set $taken (clean .Values.data.mountPath) "data.mountPath" }}
 {{- end }}
 {{- with index $taken $path }}
-{{- fail (printf "checkpoints.mountPath %s is also %s: checkpoints need a directory of their own" $path .) }}
+{{- include "pstrain.fail" (printf "checkpoints.mountPath %s is also %s: checkpoints need a directory of their own" $path .) }}
 {{- end }}
 {{- $_ := set $storage "dir" $path }}
 {{- with $c.volume }}
-{{- $_ := set $storage "volume" . }}
+{{- $_ := set $storage "volume" (include "pstrain.hostPathType" . | fromJson) }}
 {{- end }}
 {{- end }}
 {{- toJson $storage }}
+{{- end }}
+
+{{/*
+pstrain.runId is the run's identity beyond its settings, the daemon's runId: a fresh install is
+a fresh run even on node directories holding an earlier run's checkpoints and completion
+records. runId when given; else the one the release's ConfigMap in the cluster holds (helm
+upgrade resumes the run; a ConfigMap of a chart without run ids holds none, and the pods resume
+by their settings alone, as they did); else a new random one (helm install; helm template and
+--dry-run, which see no cluster). Chosen once per rendering and kept in .Values.runId, so the
+ConfigMap and the pods' checksum/config agree.
+*/}}
+{{- define "pstrain.runId" -}}
+{{- if not .Values.runId }}
+{{- $configMap := lookup "v1" "ConfigMap" .Release.Namespace (include "pstrain.componentName" (dict "ctx" . "component" "config")) }}
+{{- if $configMap }}
+{{- $file := index ($configMap.data | default dict) (include "pstrain.configPath" . | base) | default "" | fromYaml }}
+{{- $_ := set .Values "runId" ($file.runId | default "" | toString) }}
+{{- else }}
+{{- $_ := set .Values "runId" (randAlphaNum 16) }}
+{{- end }}
+{{- end }}
+{{- .Values.runId }}
 {{- end }}

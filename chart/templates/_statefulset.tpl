@@ -10,10 +10,11 @@ Both roles run the same daemon with the same configuration file; it tells them a
 {{- $httpPort := include "pstrain.httpPort" .ctx }}
 {{- $authKeyFile := include "pstrain.authKeyFile" .ctx }}
 {{- $checkpoints := include "pstrain.checkpointStorage" .ctx | fromJson }}
+{{- include "pstrain.immutableFields" . }}
 {{- /* The checkpoint directory's mount, unless checkpoints stay in the log directory. */}}
 {{- $checkpointMount := dict }}
 {{- if $checkpoints.volume }}
-{{- $checkpointMount = dict "name" "pstrain-checkpoints" "mountPath" $checkpoints.dir "subPathExpr" "$(POD_NAME)" }}
+{{- $checkpointMount = dict "name" "pstrain-checkpoints" "mountPath" $checkpoints.dir "subPathExpr" (include "pstrain.podSubPath" .ctx) }}
 {{- else if and $checkpoints.claim (eq .component "ps") }}
 {{- $checkpointMount = dict "name" "pstrain-checkpoints" "mountPath" $checkpoints.dir }}
 {{- else if $checkpoints.claim }}
@@ -44,19 +45,21 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "pstrain.labels" . | nindent 8 }}
+        {{- include "pstrain.podLabels" . | nindent 8 }}
       annotations:
-        checksum/config: {{ include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum }}
+        {{- /* The chart's own annotations win over podAnnotations of the same name. */}}
+        {{- $annotations := dict "checksum/config" (include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum) }}
         {{- if and $values.auth.enabled (not $values.auth.existingSecret) }}
-        # A new key (a new install, or a Secret deleted by hand) restarts every pod, so that all
-        # of them hold the same key.
-        checksum/auth: {{ include "pstrain.authKey" .ctx | sha256sum }}
+        {{- /* A new key (a new install, or a Secret deleted by hand) restarts every pod, so
+        that all of them hold the same key. */}}
+        {{- $_ := set $annotations "checksum/auth" (include "pstrain.authKey" .ctx | sha256sum) }}
         {{- end }}
         {{- if $values.metrics.podAnnotations }}
-        prometheus.io/scrape: "true"
-        prometheus.io/port: {{ $httpPort | quote }}
-        prometheus.io/path: /metrics
+        {{- $_ := set $annotations "prometheus.io/scrape" "true" }}
+        {{- $_ := set $annotations "prometheus.io/port" (toString $httpPort) }}
+        {{- $_ := set $annotations "prometheus.io/path" "/metrics" }}
         {{- end }}
+        {{- merge $annotations ($values.podAnnotations | default dict) | toYaml | nindent 8 }}
     spec:
       {{- with $values.imagePullSecrets }}
       imagePullSecrets:
@@ -80,6 +83,13 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- with include "pstrain.topologySpread" . }}
+      topologySpreadConstraints:
+        {{- . | nindent 8 }}
+      {{- end }}
+      {{- with $role.priorityClassName }}
+      priorityClassName: {{ . | quote }}
+      {{- end }}
       {{- if and $hostPathMounts $values.logs.fixPermissions }}
       initContainers:
         # The kubelet creates the pod's directory on the node owned by root; the daemon runs as
@@ -95,10 +105,7 @@ spec:
             {{- end }}
           # The kubelet expands subPathExpr from this container's own env.
           env:
-            - name: POD_NAME
-              valueFrom:
-                fieldRef:
-                  fieldPath: metadata.name
+            {{- include "pstrain.podEnv" . | nindent 12 }}
           resources:
             {{- include "pstrain.resources" . | nindent 12 }}
           securityContext:
@@ -125,14 +132,10 @@ spec:
             - --config
             - {{ include "pstrain.configPath" .ctx }}
           env:
-            - name: POD_NAME
-              valueFrom:
-                fieldRef:
-                  fieldPath: metadata.name
-            - name: POD_NAMESPACE
-              valueFrom:
-                fieldRef:
-                  fieldPath: metadata.namespace
+            {{- include "pstrain.podEnv" . | nindent 12 }}
+            {{- with include "pstrain.extraEnv" . }}
+            {{- . | nindent 12 }}
+            {{- end }}
           ports:
             - name: {{ .component }}
               containerPort: {{ $role.port | int64 }}
@@ -215,7 +218,7 @@ spec:
         - name: pstrain-data
           {{- toYaml . | nindent 10 }}
         {{- end }}
-        {{- with $values.volumes }}
+        {{- with $logs.extraVolumes }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
   {{- if and $checkpoints.claim (eq .component "ps") }}
@@ -247,4 +250,99 @@ initialDelaySeconds: {{ .initialDelaySeconds | int64 }}
 periodSeconds: {{ .periodSeconds | int64 }}
 timeoutSeconds: {{ .timeoutSeconds | int64 }}
 failureThreshold: {{ .failureThreshold | int64 }}
+{{- end }}
+
+{{/* pstrain.podEnv is the downward-API env the daemon and the subPathExpr of pstrain.podSubPath need. */}}
+{{- define "pstrain.podEnv" -}}
+- name: POD_NAME
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.name
+- name: POD_NAMESPACE
+  valueFrom:
+    fieldRef:
+      fieldPath: metadata.namespace
+{{- end }}
+
+{{/*
+pstrain.extraEnv is the pstrain container's further env: extraEnv (Kubernetes EnvVars), then the
+role's env (distributed-tensorflow's name: value map). Neither may replace POD_NAME or
+POD_NAMESPACE, which name the pod's place and directories.
+*/}}
+{{- define "pstrain.extraEnv" -}}
+{{- $env := .ctx.Values.extraEnv | default list }}
+{{- range $name, $value := (index .ctx.Values .component).env }}
+{{- $env = append $env (dict "name" $name "value" (toString $value)) }}
+{{- end }}
+{{- range $env }}
+{{- if has .name (list "POD_NAME" "POD_NAMESPACE") }}
+{{- include "pstrain.fail" (printf "extraEnv or %s.env sets %s, which the chart sets from the pod itself: the daemon and the pod's directories depend on it; remove it" $.component .name) }}
+{{- end }}
+{{- end }}
+{{- with $env }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.topologySpread is a role's topologySpreadConstraints; one without a labelSelector gets
+the role's selector labels, so it spreads the role's pods.
+*/}}
+{{- define "pstrain.topologySpread" -}}
+{{- $constraints := list }}
+{{- range (index .ctx.Values .component).topologySpreadConstraints }}
+{{- $constraint := deepCopy . }}
+{{- if not $constraint.labelSelector }}
+{{- $_ := set $constraint "labelSelector" (dict "matchLabels" (include "pstrain.selectorLabels" $ | fromYaml)) }}
+{{- end }}
+{{- $constraints = append $constraints $constraint }}
+{{- end }}
+{{- with $constraints }}
+{{- toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.immutableFields refuses, on helm upgrade, values that would change a field of the role's
+StatefulSet in the cluster (lookup) that Kubernetes does not allow to change: the API server
+would refuse the upgrade with "spec: Forbidden". helm template and install see none.
+*/}}
+{{- define "pstrain.immutableFields" -}}
+{{- $name := include "pstrain.componentName" . }}
+{{- $existing := lookup "apps/v1" "StatefulSet" .ctx.Release.Namespace $name }}
+{{- if $existing }}
+{{- $role := index .ctx.Values .component }}
+{{- $instead := "keep it, or helm uninstall and install again" }}
+{{- $was := $existing.spec.podManagementPolicy | default "OrderedReady" }}
+{{- if ne $was $role.podManagementPolicy }}
+{{- include "pstrain.fail" (printf "%s.podManagementPolicy %s: the StatefulSet %s in the cluster has %s, which Kubernetes does not allow to change (helm upgrade would fail with spec: Forbidden); %s" .component $role.podManagementPolicy $name $was $instead) }}
+{{- end }}
+{{- $selector := include "pstrain.selectorLabels" . | fromYaml }}
+{{- if ne (toJson $existing.spec.selector.matchLabels) (toJson $selector) }}
+{{- include "pstrain.fail" (printf "nameOverride %q: the StatefulSet %s in the cluster selects its pods by app.kubernetes.io/name %q, which Kubernetes does not allow to change (helm upgrade would fail with spec: Forbidden); %s" (.ctx.Values.nameOverride | default "") $name (index $existing.spec.selector.matchLabels "app.kubernetes.io/name" | default "") $instead) }}
+{{- end }}
+{{- $claim := .ctx.Values.checkpoints.persistentVolumeClaim }}
+{{- $wanted := dict "enabled" (and $claim.enabled (eq .component "ps")) }}
+{{- if $wanted.enabled }}
+{{- $_ := set $wanted "storageClassName" (ternary "" ($claim.storageClassName | default "(default)") (eq $claim.storageClassName "-")) }}
+{{- $_ := set $wanted "accessModes" (join "," $claim.accessModes) }}
+{{- $_ := set $wanted "size" (toString $claim.size) }}
+{{- end }}
+{{- $has := dict "enabled" false }}
+{{- range $existing.spec.volumeClaimTemplates }}
+{{- if eq .metadata.name "pstrain-checkpoints" }}
+{{- $has = dict "enabled" true "storageClassName" (ternary (.spec.storageClassName | default "") "(default)" (hasKey .spec "storageClassName")) "accessModes" (join "," .spec.accessModes) "size" (toString .spec.resources.requests.storage) }}
+{{- end }}
+{{- end }}
+{{- range $key := list "enabled" "storageClassName" "accessModes" "size" }}
+{{- $differ := ne (toString (index $wanted $key)) (toString (index $has $key)) }}
+{{- if and (eq $key "size") $wanted.enabled $has.enabled }}
+{{- /* The API server writes quantities in its own form: 1024Mi comes back as 1Gi. */}}
+{{- $differ = ne (include "pstrain.quantity" $wanted.size) (include "pstrain.quantity" $has.size) }}
+{{- end }}
+{{- if $differ }}
+{{- include "pstrain.fail" (printf "checkpoints.persistentVolumeClaim.%s: the StatefulSet %s in the cluster has %v, these values %v; Kubernetes does not allow its claim templates to change (helm upgrade would fail with spec: Forbidden): keep them, or helm uninstall, delete the claims and install again" $key $name (index $has $key) (index $wanted $key)) }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}

@@ -88,6 +88,17 @@ std::string nonEmpty(const std::string& text) {
   return text;
 }
 
+// A run id appears in logs and records, so it stays short and plain.
+std::string validRunId(const std::string& text) {
+  const bool plain = std::all_of(text.begin(), text.end(), [](unsigned char ch) {
+    return std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.';
+  });
+  if (text.size() > 64 || !plain) {
+    throw InvalidValue{"up to 64 letters, digits, '-', '_' or '.'"};
+  }
+  return text;
+}
+
 std::string validHostPort(const std::string& text) {
   auto colon = text.rfind(':');
   if (colon == std::string::npos || colon == 0) throw InvalidValue{"host:port entries"};
@@ -197,6 +208,9 @@ const std::vector<Key>& keys() {
       {"seed",
        [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
        "initialisation and shuffling seed"},
+      {"runId", [](Config& c, const std::string& v) { c.runId = validRunId(v); },
+       "identity of the run beyond its settings: another id is another run, which resumes no "
+       "checkpoint and no completion record of this one (empty: the settings alone)"},
   };
   return table;
 }
@@ -374,6 +388,9 @@ std::uint64_t runFingerprint(const Config& config) {
             << ";optimizer=" << int(config.optimizer) << ";sync=" << config.sync
             << ";seed=" << config.seed << ";hidden=";
   for (int width : config.hiddenUnits) canonical << width << ",";
+  // Without a run id the fingerprint is what it was before the key existed, so runs started
+  // then still resume.
+  if (!config.runId.empty()) canonical << ";run=" << config.runId;
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
   for (char ch : canonical.str()) {
     hash ^= static_cast<unsigned char>(ch);

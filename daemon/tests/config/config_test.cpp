@@ -137,3 +137,26 @@ BOOST_AUTO_TEST_CASE(run_fingerprint_changes_with_training_settings_only) {
   BOOST_TEST(pstrain::config::runFingerprint(base) == pstrain::config::runFingerprint(same));
   BOOST_TEST(pstrain::config::runFingerprint(base) != pstrain::config::runFingerprint(other));
 }
+
+BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
+  using pstrain::config::runFingerprint;
+  auto none = load({});
+  auto first = load({{"--run-id", "k3x9q2"}, {}});
+  auto again = load({{}, {{"PSTRAIN_RUN_ID", "k3x9q2"}}});
+  auto second = load({{"--run-id", "v7m1p8"}, {}});
+  BOOST_TEST(first.runId == "k3x9q2");
+  BOOST_TEST(runFingerprint(first) == runFingerprint(again));   // a restart resumes
+  BOOST_TEST(runFingerprint(first) != runFingerprint(second));  // a new install does not
+  BOOST_TEST(runFingerprint(first) != runFingerprint(none));
+  // No run id: the fingerprint of the settings alone, as before the key existed.
+  BOOST_TEST(runFingerprint(none) == 16662557294124125043ull);
+}
+
+BOOST_AUTO_TEST_CASE(run_id_is_short_and_plain) {
+  BOOST_TEST(load({{"--run-id", std::string(64, 'a')}, {}}).runId.size() == 64u);
+  auto message = errorOf({{"--run-id", std::string(65, 'a')}, {}});
+  BOOST_TEST(contains(message, "runId"));
+  BOOST_TEST(contains(message, "up to 64 letters, digits"));
+  BOOST_TEST(contains(errorOf({{"--run-id", "a/b"}, {}}), "runId"));
+  BOOST_TEST(contains(errorOf({{"--run-id", "a b"}, {}}), "runId"));
+}

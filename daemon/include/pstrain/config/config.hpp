@@ -47,6 +47,7 @@ struct Config {
   std::int64_t logEverySteps = 1;
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;
+  std::string runId;  // empty: the run is its training settings alone
 };
 
 // The raw inputs a configuration is merged from, highest precedence first.
@@ -59,8 +60,9 @@ struct Sources {
 // value. Throws ConfigError naming the key, the offending value and what is allowed.
 Config load(const Sources& sources);
 
-// Identifies a training run: a hash of every setting that shapes the model and its training.
-// Workers and ps refuse each other when theirs differ.
+// Identifies a training run: a hash of every setting that shapes the model and its training, and
+// of runId when set. Workers and ps refuse each other when theirs differ; checkpoints and
+// completion records of another run are not resumed.
 std::uint64_t runFingerprint(const Config& config);
 
 // The environment of this process, for Sources::env.
