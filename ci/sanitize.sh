@@ -1,16 +1,30 @@
 #!/usr/bin/env bash
-# Builds the ps core's in-process tests with ThreadSanitizer into build-tsan/ and runs them: the
+# The unit suites under sanitizers: AddressSanitizer with UndefinedBehaviorSanitizer (build-asan/,
+# every test labelled unit), and ThreadSanitizer (build-tsan/) for the ps core's concurrency: the
 # shard's combined updates, the sync barrier, the loopback transport and the ps server and client
-# under real thread interleavings. Any data race fails the run.
+# under real thread interleavings. Any report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-cmake -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DPSTRAIN_SANITIZER=thread >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target shard_test in_process_test
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+
+# build DIR SANITIZER TARGETS...
+build() {
+  local dir=$1 sanitizer=$2
+  shift 2
+  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPSTRAIN_SANITIZER="$sanitizer" >/dev/null
+  cmake --build "$dir" -j"$(nproc)" --target "$@"
+}
+
 status=0
+build build-asan address,undefined unit_tests
+echo "== unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
+ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
+  ctest --test-dir build-asan -L unit --output-on-failure || status=1
+
+build build-tsan thread shard_test in_process_test
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 for test in shard_test in_process_test; do
   echo "== $test under ThreadSanitizer"
   build-tsan/daemon/tests/$test || status=1

@@ -139,7 +139,7 @@ void Listener::startSession(Poco::Net::StreamSocket socket) {
     } catch (const Poco::Exception&) {
       // The socket failed before the session began: nothing to tell.
     }
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<std::mutex> ending(mutex_);
     session.socket.close();  // the peer sees the end now, not when the session is reaped
     session.ended = true;
   });
