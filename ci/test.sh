@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
 # (ctest), the in-process ps tests under ThreadSanitizer, a minute of fuzzing of the frame
-# decoder, the chart checks and the end-to-end test (the image, and the chart's pods as Docker
-# containers). Exits non-zero if any of them fails.
+# decoder, the chart checks, the end-to-end test (the image, and the chart's pods as Docker
+# containers) and the README's Kubernetes commands on a kind cluster built here. Exits non-zero
+# if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,4 +16,5 @@ bash ci/sanitize.sh || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
 bash ci/e2e.sh || status=1
+bash ci/kind-e2e.sh || status=1
 exit $status

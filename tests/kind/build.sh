@@ -45,6 +45,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# quietly CMD...: runs CMD; shows its output only if it fails (docker build's is mostly noise).
+quietly() {
+  local out
+  out="$("$@" 2>&1)" || { echo "$out"; return 1; }
+}
 # step NAME CMD...: runs CMD, then prints how long it took.
 step() {
   local name="$1" start=$SECONDS
@@ -107,7 +112,7 @@ image() {
   mkdir -p "$context"
   cp "$bin/$binary" "$context/"
   printf '%s\n' "$2" >"$context/Dockerfile"
-  docker build --quiet --build-arg "DEBIAN=$debian" -t "pstrain-kind-build/$binary:$key" "$context" >/dev/null
+  quietly docker build --build-arg "DEBIAN=$debian" -t "pstrain-kind-build/$binary:$key" "$context"
   images+=("pstrain-kind-build/$binary:$key $name")
 }
 static_image() {
@@ -148,7 +153,7 @@ make_node() {
   cp -r "$here/node/files" "$here/node/Dockerfile" "$context/"
   cp "$bin/kubeadm" "$bin/kubelet" "$bin/kubectl" "$context/bin/"
   echo -n "$kubernetes_version" >"$context/version"
-  docker build --quiet --build-arg "DEBIAN=$debian" -t "pstrain-kind-build:$key" "$context" >/dev/null
+  quietly docker build --build-arg "DEBIAN=$debian" -t "pstrain-kind-build:$key" "$context"
   # The images go into the node's containerd store as kind's own node images hold them: pinned,
   # so the kubelet never removes them, and unpacked by each node when first used.
   docker run --detach --name "$build_container" --tmpfs /run --tmpfs /tmp --volume "$work/images.tar:/images.tar:ro" \

@@ -56,11 +56,12 @@ func FromEnv() (*Cluster, error) {
 	return c, nil
 }
 
-// Result is what a command printed (stdout and stderr together) and how it ended.
+// Result is what a command printed and how it ended.
 type Result struct {
 	Command string
-	Output  string
-	Err     error // nil when the command exited 0
+	Stdout  string
+	Stderr  string // warnings too, such as kubectl's "Defaulted container …"
+	Err     error  // nil when the command exited 0
 }
 
 // ExitCode is the command's exit code, -1 when it could not run or was killed.
@@ -76,7 +77,7 @@ func (r Result) ExitCode() int {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("$ %s\n%s(exit code %d)", r.Command, r.Output, r.ExitCode())
+	return fmt.Sprintf("$ %s\n%s%s(exit code %d)", r.Command, r.Stdout, r.Stderr, r.ExitCode())
 }
 
 // Run runs one of the tools (kubectl, helm, kind) against the cluster, from the directory dir
@@ -85,11 +86,11 @@ func (c *Cluster) Run(dir, tool string, args ...string) Result {
 	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
 	err := cmd.Run()
-	return Result{Command: tool + " " + strings.Join(args, " "), Output: out.String(), Err: err}
+	return Result{Command: tool + " " + strings.Join(args, " "), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
 }
 
 // Kubectl runs kubectl with args.
@@ -102,7 +103,7 @@ func (c *Cluster) Pods(namespace, selector string) (map[string]corev1.Pod, error
 		return nil, errors.New(r.String())
 	}
 	var list corev1.PodList
-	if err := json.Unmarshal([]byte(r.Output), &list); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil {
 		return nil, fmt.Errorf("kubectl get pods: %v", err)
 	}
 	pods := map[string]corev1.Pod{}
@@ -119,7 +120,7 @@ func (c *Cluster) WorkerNodes() ([]string, error) {
 	if r.Err != nil {
 		return nil, errors.New(r.String())
 	}
-	return strings.Fields(r.Output), nil
+	return strings.Fields(r.Stdout), nil
 }
 
 // Until calls check every second until it returns done, for at most timeout. It fails with what

@@ -27,16 +27,16 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 	for _, want := range []string{`Phase: +Succeeded`, `mnist-ps-0.mnist-ps:8080 ps 0: training: global step [1-9]`,
 		`mnist-ps-1.mnist-ps:8080 ps 1: training: global step [1-9]`,
 		`mnist-worker-0.mnist-worker:8080 worker 0: training: global step [1-9]`} {
-		if res.Err != nil || !regexp.MustCompile(want).MatchString(res.Output) {
+		if res.Err != nil || !regexp.MustCompile(want).MatchString(res.Stdout) {
 			t.Fatalf("helm test while training: no %q in\n%s", want, res)
 		}
 	}
-	t.Logf("helm test mnist --logs:\n%s", res.Output)
+	t.Logf("helm test mnist --logs:\n%s", res.Stdout)
 
 	deleteAt := r.waitStep("mnist-ps-1", longRun/5)
 	after := deletePod(t, r, "mnist-ps-1", before)
 	logs := kind.Kubectl("logs", "--namespace", r.namespace, "mnist-ps-1")
-	restored := regexp.MustCompile(`PS 1: restored \S+ at global step (\d+)`).FindStringSubmatch(logs.Output)
+	restored := regexp.MustCompile(`PS 1: restored \S+ at global step (\d+)`).FindStringSubmatch(logs.Stdout)
 	if restored == nil {
 		t.Fatalf("the new mnist-ps-1 did not restore a checkpoint:\n%s", logs)
 	}
@@ -49,7 +49,7 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 	deletePod(t, r, "mnist-worker-1", after)
 	r.waitCompleted()
 	logs = kind.Kubectl("logs", "--namespace", r.namespace, "mnist-worker-1")
-	if !strings.Contains(logs.Output, "Worker 1: training step") {
+	if !strings.Contains(logs.Stdout, "Worker 1: training step") {
 		t.Errorf("the new mnist-worker-1 did not train:\n%s", logs)
 	}
 	assertNotRestarted(t, r)
@@ -60,7 +60,7 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 func deletePod(t *testing.T, r *release, pod string, before map[string]corev1.Pod) map[string]corev1.Pod {
 	t.Helper()
 	res := kind.Kubectl("delete", "pod", "--namespace", r.namespace, pod)
-	if res.Err != nil || !strings.Contains(res.Output, fmt.Sprintf(`pod "%s" deleted`, pod)) {
+	if res.Err != nil || !strings.Contains(res.Stdout, fmt.Sprintf(`pod "%s" deleted`, pod)) {
 		t.Fatalf("kubectl delete pod %s:\n%s", pod, res)
 	}
 	after := r.waitReady(allPods...)

@@ -16,18 +16,19 @@ func TestPodSecurityBaseline(t *testing.T) {
 	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce=baseline"); res.Err != nil {
 		t.Fatal(res)
 	}
-	const refusal = `violates PodSecurity "baseline:latest": hostPath volumes (volume "logs-volume")`
+	// The refusal: helm install's warning says the pods "would violate" it, events that they violate it.
+	const refusal = `PodSecurity "baseline:latest": hostPath volumes (volume "logs-volume")`
 	res := r.install()
-	if !strings.Contains(res.Output, "would "+refusal) {
-		t.Errorf("helm install in a baseline namespace did not warn %q:\n%s", "would "+refusal, res)
+	if !strings.Contains(res.Stderr, "would violate "+refusal) {
+		t.Errorf("helm install in a baseline namespace did not warn %q:\n%s", "would violate "+refusal, res)
 	}
 	var messages string
 	err := cluster.Until(startTimeout, "pods refused by Pod Security", func() (bool, string, error) {
 		events := kind.Kubectl("get", "events", "--namespace", r.namespace, "--field-selector", "reason=FailedCreate",
 			"--output", "jsonpath={range .items[*]}{.involvedObject.name}: {.message}{\"\\n\"}{end}")
-		messages = events.Output
-		return strings.Contains(messages, `pods "mnist-ps-0" is forbidden: `+refusal) &&
-			strings.Contains(messages, `pods "mnist-worker-0" is forbidden: `+refusal), events.String(), events.Err
+		messages = events.Stdout
+		return strings.Contains(messages, `pods "mnist-ps-0" is forbidden: violates `+refusal) &&
+			strings.Contains(messages, `pods "mnist-worker-0" is forbidden: violates `+refusal), events.String(), events.Err
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -41,12 +42,12 @@ func TestPodSecurityBaseline(t *testing.T) {
 	}
 
 	res = r.install("--set", "logs.type=emptyDir", "--set", "volumes=null", "--set", "volumeMounts=null")
-	if strings.Contains(res.Output, "would violate PodSecurity") {
+	if strings.Contains(res.Stderr, "PodSecurity") {
 		t.Errorf("helm install with emptyDir logs warned of Pod Security:\n%s", res)
 	}
 	r.waitReady(allPods...)
 	r.waitCompleted()
-	if tail := r.exec("mnist-ps-1", "tail", podLog); tail.Err != nil || !strings.Contains(tail.Output, "PS 1: global step 200 done") {
+	if tail := r.exec("mnist-ps-1", "tail", podLog); tail.Err != nil || !strings.Contains(tail.Stdout, "PS 1: global step 200 done") {
 		t.Errorf("kubectl exec mnist-ps-1 -- tail %s:\n%s", podLog, tail)
 	}
 	assertNotRestarted(t, r)

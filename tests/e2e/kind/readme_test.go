@@ -16,8 +16,8 @@ import (
 func TestReadme(t *testing.T) {
 	r := newRelease(t, "default", 200) // values.yml's hyperparams.trainsteps
 	res := r.install()
-	if !strings.Contains(res.Output, "STATUS: deployed") ||
-		!strings.Contains(res.Output, "pstrain is starting 2 parameter server(s) (mnist-ps-N) and 2 worker(s) (mnist-worker-N)") {
+	if !strings.Contains(res.Stdout, "STATUS: deployed") ||
+		!strings.Contains(res.Stdout, "pstrain is starting 2 parameter server(s) (mnist-ps-N) and 2 worker(s) (mnist-worker-N)") {
 		t.Errorf("helm install did not report the release deployed with its NOTES:\n%s", res)
 	}
 
@@ -41,12 +41,12 @@ func TestReadme(t *testing.T) {
 	r.waitCompleted()
 
 	tail := r.exec("mnist-ps-1", "tail", podLog)
-	if tail.Err != nil || !strings.Contains(tail.Output, fmt.Sprintf("PS 1: global step %d done", r.trainSteps)) ||
-		regexp.MustCompile(`(PS 0|Worker \d+):`).MatchString(tail.Output) {
+	if tail.Err != nil || !strings.Contains(tail.Stdout, fmt.Sprintf("PS 1: global step %d done", r.trainSteps)) ||
+		regexp.MustCompile(`(PS 0|Worker \d+):`).MatchString(tail.Stdout) {
 		t.Errorf("kubectl exec mnist-ps-1 -- tail %s does not show ps 1's global steps up to %d:\n%s",
 			podLog, r.trainSteps, tail)
 	} else {
-		t.Logf("kubectl exec mnist-ps-1 -- tail %s:\n%s", podLog, tail.Output)
+		t.Logf("kubectl exec mnist-ps-1 -- tail %s:\n%s", podLog, tail.Stdout)
 	}
 
 	for _, p := range allPods {
@@ -71,7 +71,7 @@ func TestReadme(t *testing.T) {
 	}
 
 	if res := kind.Run(repo, "helm", "uninstall", releaseName); res.Err != nil ||
-		!strings.Contains(res.Output, `release "mnist" uninstalled`) {
+		!strings.Contains(res.Stdout, `release "mnist" uninstalled`) {
 		t.Errorf("helm uninstall:\n%s", res)
 	}
 }

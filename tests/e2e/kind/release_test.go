@@ -86,6 +86,8 @@ func (r *release) install(args ...string) cluster.Result {
 // and empties the nodes' log directory, so the next scenario finds no log or checkpoint.
 func (r *release) remove() {
 	kind.Run(repo, "helm", "uninstall", releaseName, "--namespace", r.namespace, "--wait", "--timeout", "2m")
+	// helm uninstall leaves the pod of the last helm test (a hook's resource).
+	kind.Kubectl("delete", "pod", "--namespace", r.namespace, "--ignore-not-found", releaseName+"-test")
 	err := cluster.Until(2*time.Minute, "release's pods gone", func() (bool, string, error) {
 		pods, err := kind.Pods(r.namespace, selector)
 		return err == nil && len(pods) == 0, describeAll(pods), nil
@@ -174,7 +176,7 @@ func (r *release) progress(pod string) (state string, step int, said string, err
 	if res.Err != nil {
 		return "", 0, res.String(), nil // e.g. the pod is being replaced
 	}
-	m := statusLine.FindStringSubmatch(res.Output)
+	m := statusLine.FindStringSubmatch(res.Stdout)
 	if m == nil {
 		return "", 0, res.String(), fmt.Errorf("no progress in pstrain status's output")
 	}
@@ -182,7 +184,7 @@ func (r *release) progress(pod string) (state string, step int, said string, err
 		return "", 0, res.String(), fmt.Errorf("pstrain status: a run of %d global steps, not %d", total, r.trainSteps)
 	}
 	step, _ = strconv.Atoi(m[2])
-	return m[1], step, res.Output, nil
+	return m[1], step, res.Stdout, nil
 }
 
 // waitStep waits until the pod reports global step step or later, while training.
@@ -220,12 +222,12 @@ func (r *release) waitCompleted() {
 	r.t.Logf("worker 0: completed at global step %d", r.trainSteps)
 	for _, ps := range psPods {
 		last := fmt.Sprintf("%s: global step %d done", psMarker(ps), r.trainSteps)
-		if res := r.exec(ps, "grep", "-c", last, podLog); res.Err != nil || strings.TrimSpace(res.Output) != "1" {
+		if res := r.exec(ps, "grep", "-c", last, podLog); res.Err != nil || strings.TrimSpace(res.Stdout) != "1" {
 			r.t.Errorf("%s's log has not one %q:\n%s", ps, last, res)
 		}
 	}
 	res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
-	if !regexp.MustCompile(fmt.Sprintf(`"global_step" *: *%d\b`, r.trainSteps)).MatchString(res.Output) {
+	if !regexp.MustCompile(fmt.Sprintf(`"global_step" *: *%d\b`, r.trainSteps)).MatchString(res.Stdout) {
 		r.t.Errorf("worker 0's result.json is not of global step %d:\n%s", r.trainSteps, res)
 	}
 }

@@ -20,8 +20,8 @@ func TestUpgradeKeepsTheRun(t *testing.T) {
 	r.waitStep("mnist-ps-0", longRun/5)
 
 	res := r.helm("upgrade", "--set", steps, "--set", "checkpoints.everySeconds=5")
-	if res.Err != nil || !strings.Contains(res.Output, `Release "mnist" has been upgraded`) ||
-		!strings.Contains(res.Output, "REVISION: 2") {
+	if res.Err != nil || !strings.Contains(res.Stdout, `Release "mnist" has been upgraded`) ||
+		!strings.Contains(res.Stdout, "REVISION: 2") {
 		t.Fatalf("helm upgrade:\n%s", res)
 	}
 	err := cluster.Until(startTimeout, "every pod replaced and ready", func() (bool, string, error) {
@@ -43,8 +43,8 @@ func TestUpgradeKeepsTheRun(t *testing.T) {
 
 	for _, ps := range psPods {
 		logs := kind.Kubectl("logs", "--namespace", r.namespace, ps)
-		restored := regexp.MustCompile(psMarker(ps) + `: restored \S+ at global step [1-9]\d*`).FindString(logs.Output)
-		if restored == "" || strings.Contains(logs.Output, "belongs to another run") {
+		restored := regexp.MustCompile(psMarker(ps) + `: restored \S+ at global step [1-9]\d*`).FindString(logs.Stdout)
+		if restored == "" || strings.Contains(logs.Stdout, "belongs to another run") {
 			t.Errorf("the upgraded %s did not resume the run from its checkpoint:\n%s", ps, logs)
 		} else {
 			t.Log(restored)
