@@ -28,7 +28,8 @@
 #
 # Needs root, Docker and Go; installs debootstrap and jq. helm is ci/chart-test.sh's. The image
 # under test is PSTRAIN_KIND_IMAGE (default: ci/e2e.sh's, ${PSTRAIN_E2E_IMAGE:-pstrain:e2e}),
-# which must be on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m).
+# which must be on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m);
+# PSTRAIN_KIND_RUN: only the scenarios go test -run selects (e.g. TestReadme).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -145,7 +146,7 @@ echo "== scenarios (tests/e2e/kind)"
   cd tests/e2e &&
     PSTRAIN_KIND_CLUSTER="$name" PSTRAIN_KIND_KUBECONFIG="$work/kubeconfig" PSTRAIN_KIND_BIN="$work/bin" \
       PSTRAIN_KIND_IMAGE="$image" PSTRAIN_KIND_LOG_DIR="$logs" \
-      go test -count=1 -v -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" ./kind/
+      go test -count=1 -v -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
 ) >"$work/scenarios.log" 2>&1
 rc=$?
 # One line per scenario, from go test's own, with what the scenario logged (what the user saw)
