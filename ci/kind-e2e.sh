@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# End-to-end test on Kubernetes: the README's "Run on Kubernetes" commands against a real kind
+# cluster of the repository's kind-config.yml, with nothing pulled from a registry.
+#
+# tests/kind/build.sh builds kind, kubectl and kind's node image (Kubernetes, etcd, CoreDNS,
+# pause from Go modules; systemd, containerd, runc, CNI plugins from Debian), cached by a content
+# key: the first run takes about 10 minutes on 2 cores, later ones reuse it. The cluster then
+# starts with `kind create cluster --config kind-config.yml --image <node image>`, where the
+# configuration is the repository's own with two changes for this test:
+#   - networking.kubeProxyMode: nftables. kube-proxy's image here is Debian's, with nft; in the
+#     default iptables mode it would have to match the iptables variant the node chose.
+#   - each worker node's /tmp/mnist is a directory of this run instead of the host's /tmp/mnist,
+#     so that no earlier run's logs or checkpoints are found, and none are left behind.
+# and KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs in kind's environment: on Docker's
+# fuse-overlayfs storage driver, kind's node would choose containerd's fuse-overlayfs
+# snapshotter, which Debian does not package; the node's /var, where containerd keeps its
+# snapshots, is a Docker volume, on which overlayfs works. (kind hands this variable of its own
+# environment to the node, over any the node image sets.)
+# Where `docker run --privileged` fails (a capability bounding set without CAP_SYS_RESOURCE, as
+# on some VMs), kind's nodes run with tests/kind/runc-wrapper: it is registered as a Docker
+# runtime in /etc/docker/daemon.json for the time of the test (tests/kind/docker-runtime.sh) and
+# given to kind's `docker run` only, by a `docker` in front of Docker's on kind's PATH.
+#
+# The Go tests in tests/e2e/kind then drive the cluster (see there): kind load docker-image,
+# helm install/test/upgrade/uninstall, kubectl exec/delete/label, Pod Security admission. At the
+# end the cluster, its Docker network and any daemon.json change are removed, also on failure
+# or interrupt.
+#
+# Needs root, Docker and Go; installs debootstrap and jq. helm is ci/chart-test.sh's. The image
+# under test is PSTRAIN_KIND_IMAGE (default: ci/e2e.sh's, ${PSTRAIN_E2E_IMAGE:-pstrain:e2e}),
+# which must be on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m);
+# PSTRAIN_KIND_RUN: only the scenarios go test -run selects (e.g. TestReadme).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+image="${PSTRAIN_KIND_IMAGE:-${PSTRAIN_E2E_IMAGE:-pstrain:e2e}}"
+name=pstrain-kind # the cluster, and its Docker network
+work="$(mktemp -d)"
+runtime_added=""
+source ci/checks.sh
+
+finish() {
+  echo "kind e2e took $SECONDS s"
+  summary
+}
+cleanup() {
+  if [ -x "$work/bin/kind" ]; then
+    "$work/bin/kind" delete cluster --name "$name" --kubeconfig "$work/kubeconfig" >/dev/null 2>&1
+  fi
+  docker network rm "$name" >/dev/null 2>&1
+  [ -n "$runtime_added" ] && bash tests/kind/docker-runtime.sh remove
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# One run at a time on this Docker Engine: the cluster's name and the runtime are fixed.
+exec 9>"${TMPDIR:-/tmp}/pstrain-kind-e2e.lock"
+flock 9
+
+# --- tools and images --------------------------------------------------------------------------
+
+echo "== tools and images"
+helm="${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}/bin/helm"
+[ -x "$helm" ] || bash ci/chart-test.sh >"$work/chart-test.log" 2>&1
+if ! out="$(bash ci/install-deps.sh debootstrap jq 2>&1)" || [ ! -x "$helm" ]; then
+  fail "tools: debootstrap, jq (apt) and helm (ci/chart-test.sh)" "$out$(tail -n 20 "$work/chart-test.log" 2>/dev/null)"
+  finish
+fi
+
+start=$SECONDS
+if bash tests/kind/build.sh >"$work/build.log" 2>&1; then
+  node_image="$(tail -n 1 "$work/build.log")"
+  pass "node image $node_image, kind and kubectl ($((SECONDS - start)) s):"
+  grep -E '^built|are built' "$work/build.log" | sed 's/^/    /'
+else
+  fail "tests/kind/build.sh" "$(cat "$work/build.log")"
+  finish
+fi
+tools_bin="${PSTRAIN_KIND_TOOLS_DIR:-$(go env GOPATH)/pstrain-kind-tools}/bin"
+mkdir -p "$work/bin"
+ln -s "$tools_bin/kind" "$tools_bin/kubectl" "$helm" "$work/bin/"
+
+if docker image inspect "$image" >/dev/null 2>&1; then
+  pass "image under test $image is on this machine ($(docker image ls --format '{{.Size}}' "$image"))"
+else
+  fail "image under test $image: not on this machine's Docker (ci/e2e.sh builds it)"
+  finish
+fi
+
+# --- the host: --privileged ----------------------------------------------------------------------
+
+if docker run --rm --privileged --network none --entrypoint true "$node_image" 2>"$work/privileged.log"; then
+  pass "docker run --privileged works here: Docker is left as it is"
+else
+  echo "docker run --privileged fails here: $(grep -m 1 -o 'unable to apply caps[^:]*: [^:]*' "$work/privileged.log" ||
+    head -n 1 "$work/privileged.log")"
+  runtime_added=yes
+  if out="$(bash tests/kind/docker-runtime.sh add "$tools_bin/runc-wrapper" 2>&1)" &&
+    docker run --rm --privileged --network none --runtime pstrain-kind-runc --entrypoint true "$node_image" 2>&1; then
+    pass "kind's nodes run with Docker runtime pstrain-kind-runc (runc without CAP_SYS_RESOURCE), until the end:"
+    sed 's/^/    /' <<<"$out"
+    # kind runs `docker run`: it gets the runtime from this docker, first on kind's PATH.
+    printf '#!/bin/sh\n[ "$1" = run ] && shift && exec %s run --runtime pstrain-kind-runc "$@"\nexec %s "$@"\n' \
+      "$(command -v docker)" "$(command -v docker)" >"$work/bin/docker"
+    chmod +x "$work/bin/docker"
+  else
+    fail "a Docker runtime for --privileged" "$out"
+    finish
+  fi
+fi
+
+# --- the cluster ------------------------------------------------------------------------------
+
+echo "== kind create cluster"
+logs="$work/mnist"
+mkdir -p "$logs"
+config="$work/kind-config.yml"
+{
+  sed "s#hostPath: /tmp/mnist\$#hostPath: $logs#" kind-config.yml
+  printf 'networking:\n  kubeProxyMode: nftables\n'
+} >"$config"
+changed="$(diff kind-config.yml "$config" | grep -c '^>')"
+if [ "$changed" != 5 ] || grep -q '^networking:' kind-config.yml; then
+  fail "kind-config.yml: expected 3 hostPaths /tmp/mnist and no networking section" "$(diff kind-config.yml "$config")"
+  finish
+fi
+# What a run that was killed left behind.
+"$work/bin/kind" delete cluster --name "$name" --kubeconfig "$work/kubeconfig" >/dev/null 2>&1
+start=$SECONDS
+if PATH="$work/bin:$PATH" KIND_EXPERIMENTAL_DOCKER_NETWORK="$name" KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs \
+  kind create cluster --name "$name" --config "$config" --image "$node_image" \
+  --kubeconfig "$work/kubeconfig" --wait 5m >"$work/create.log" 2>&1; then
+  pass "kind create cluster --config kind-config.yml --image $node_image: $((SECONDS - start)) s"
+  "$work/bin/kubectl" --kubeconfig "$work/kubeconfig" get nodes | sed 's/^/    /'
+else
+  fail "kind create cluster" "$(cat "$work/create.log")"
+  finish
+fi
+
+# --- the scenarios ------------------------------------------------------------------------------
+
+echo "== scenarios (tests/e2e/kind)"
+(
+  cd tests/e2e &&
+    PSTRAIN_KIND_CLUSTER="$name" PSTRAIN_KIND_KUBECONFIG="$work/kubeconfig" PSTRAIN_KIND_BIN="$work/bin" \
+      PSTRAIN_KIND_IMAGE="$image" PSTRAIN_KIND_LOG_DIR="$logs" \
+      go test -count=1 -v -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
+) >"$work/scenarios.log" 2>&1
+rc=$?
+# One line per scenario, from go test's own, with what the scenario logged (what the user saw)
+# or, when it failed, all its output.
+while read -r result scenario took; do
+  output="$(sed -n "/^=== RUN   $scenario\$/,/^--- $result: $scenario /p" "$work/scenarios.log" | sed '1d;$d')"
+  case "$result" in
+    PASS)
+      pass "$scenario $took"
+      grep -E '^    \S+_test.go:[0-9]+: ' <<<"$output" | cut -c 5-164 | sed 's/^/    /'
+      ;;
+    SKIP) echo "SKIP $scenario: $(grep -oE '_test.go:[0-9]+: .*' <<<"$output" | cut -d' ' -f2-)" ;;
+    *) fail "$scenario $took" "$output" ;;
+  esac
+done < <(sed -nE 's/^--- (PASS|FAIL|SKIP): (\S+) (\(.*\))$/\1 \2 \3/p' "$work/scenarios.log")
+if [ $rc -ne 0 ] && ! grep -q '^--- FAIL' "$work/scenarios.log"; then
+  fail "go test ./kind/ (exit code $rc)" "$(tail -n 40 "$work/scenarios.log")"
+fi
+finish

@@ -1,0 +1,177 @@
+// Package cluster drives a Kubernetes cluster the way the project's README tells a user to: with
+// kubectl, helm and kind on the command line. The end-to-end tests use it to run the README's
+// commands against a real cluster and look at what a user would see: command output and exit
+// codes, pod phases, restarts and logs.
+//
+// The cluster is described by environment variables (ci/kind-e2e.sh sets them):
+//
+//	PSTRAIN_KIND_CLUSTER     kind cluster name
+//	PSTRAIN_KIND_KUBECONFIG  its kubeconfig
+//	PSTRAIN_KIND_BIN         directory holding kind, kubectl and helm
+//	PSTRAIN_KIND_IMAGE       the pstrain image under test, on this machine's Docker
+//	PSTRAIN_KIND_LOG_DIR     this machine's directory that is every worker node's /tmp/mnist
+package cluster
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Cluster is a running cluster and the tools that drive it.
+type Cluster struct {
+	Name       string
+	Kubeconfig string
+	Bin        string
+	Image      string
+	LogDir     string
+}
+
+// FromEnv is the cluster the environment names; an error says which variable is missing.
+func FromEnv() (*Cluster, error) {
+	c := &Cluster{}
+	for _, v := range []struct {
+		name string
+		to   *string
+	}{
+		{"PSTRAIN_KIND_CLUSTER", &c.Name},
+		{"PSTRAIN_KIND_KUBECONFIG", &c.Kubeconfig},
+		{"PSTRAIN_KIND_BIN", &c.Bin},
+		{"PSTRAIN_KIND_IMAGE", &c.Image},
+		{"PSTRAIN_KIND_LOG_DIR", &c.LogDir},
+	} {
+		*v.to = os.Getenv(v.name)
+		if *v.to == "" {
+			return nil, fmt.Errorf("%s is not set (ci/kind-e2e.sh starts a cluster and sets it)", v.name)
+		}
+	}
+	return c, nil
+}
+
+// Result is what a command printed and how it ended.
+type Result struct {
+	Command string
+	Stdout  string
+	Stderr  string // warnings too, such as kubectl's "Defaulted container …"
+	Err     error  // nil when the command exited 0
+}
+
+// ExitCode is the command's exit code, -1 when it could not run or was killed.
+func (r Result) ExitCode() int {
+	var exit *exec.ExitError
+	if r.Err == nil {
+		return 0
+	}
+	if errors.As(r.Err, &exit) {
+		return exit.ExitCode()
+	}
+	return -1
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("$ %s\n%s%s(exit code %d)", r.Command, r.Stdout, r.Stderr, r.ExitCode())
+}
+
+// Run runs one of the tools (kubectl, helm, kind) against the cluster, from the directory dir
+// ("" is the current one), and waits for it to end.
+func (c *Cluster) Run(dir, tool string, args ...string) Result {
+	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	return Result{Command: tool + " " + strings.Join(args, " "), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// Kubectl runs kubectl with args.
+func (c *Cluster) Kubectl(args ...string) Result { return c.Run("", "kubectl", args...) }
+
+// Pods are the pods of namespace that match the label selector, by name.
+func (c *Cluster) Pods(namespace, selector string) (map[string]corev1.Pod, error) {
+	r := c.Kubectl("get", "pods", "--namespace", namespace, "--selector", selector, "--output", "json")
+	if r.Err != nil {
+		return nil, errors.New(r.String())
+	}
+	var list corev1.PodList
+	if err := json.Unmarshal([]byte(r.Stdout), &list); err != nil {
+		return nil, fmt.Errorf("kubectl get pods: %v", err)
+	}
+	pods := map[string]corev1.Pod{}
+	for _, p := range list.Items {
+		pods[p.Name] = p
+	}
+	return pods, nil
+}
+
+// WorkerNodes are the names of the cluster's nodes that are not its control plane.
+func (c *Cluster) WorkerNodes() ([]string, error) {
+	r := c.Kubectl("get", "nodes", "--selector", "!node-role.kubernetes.io/control-plane",
+		"--output", "jsonpath={.items[*].metadata.name}")
+	if r.Err != nil {
+		return nil, errors.New(r.String())
+	}
+	return strings.Fields(r.Stdout), nil
+}
+
+// Until calls check every second until it returns done, for at most timeout. It fails with what
+// check last said when the time is up, or at once when check returns an error (no point waiting).
+func Until(timeout time.Duration, what string, check func() (done bool, said string, err error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		done, said, err := check()
+		switch {
+		case err != nil:
+			return fmt.Errorf("gave up waiting for %s: %v\n%s", what, err, said)
+		case done:
+			return nil
+		case time.Now().After(deadline):
+			return fmt.Errorf("no %s after %s:\n%s", what, timeout, said)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// Ready says whether the pod runs with every container ready.
+func Ready(p corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Describe is one line on the pod: phase, readiness, node, restarts and how containers last ended.
+func Describe(p corev1.Pod) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", p.Name, p.Status.Phase)
+	if Ready(p) {
+		b.WriteString(", ready")
+	}
+	if p.Spec.NodeName != "" {
+		fmt.Fprintf(&b, ", on %s", p.Spec.NodeName)
+	}
+	for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		fmt.Fprintf(&b, "; %s restarts=%d", s.Name, s.RestartCount)
+		if w := s.State.Waiting; w != nil {
+			fmt.Fprintf(&b, " waiting (%s: %s)", w.Reason, w.Message)
+		}
+		if t := s.LastTerminationState.Terminated; t != nil {
+			fmt.Fprintf(&b, " last ended %s (exit code %d)", t.Reason, t.ExitCode)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,273 @@
+package kind_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"pstrain/tests/e2e/cluster"
+)
+
+const (
+	releaseName = "mnist"
+	selector    = "app.kubernetes.io/instance=" + releaseName
+	// How long pods may take to start, and a run of a scenario to train.
+	startTimeout = 4 * time.Minute
+	trainTimeout = 8 * time.Minute
+	// The pod's log, as values.yml mounts it.
+	podLog = "/tmp/mnist-log/deploy.log"
+)
+
+// The pods of values.yml: 2 ps and 2 workers.
+var (
+	psPods     = []string{"mnist-ps-0", "mnist-ps-1"}
+	workerPods = []string{"mnist-worker-0", "mnist-worker-1"}
+	allPods    = append(append([]string{}, psPods...), workerPods...)
+)
+
+// release is the chart installed as release mnist in a namespace.
+type release struct {
+	t          *testing.T
+	namespace  string
+	trainSteps int
+}
+
+// imageValues are the only values the scenarios set besides their own: the image under test.
+func imageValues() []string {
+	repository, tag, _ := strings.Cut(kind.Image, ":")
+	var args []string
+	for _, role := range []string{"ps", "worker"} {
+		args = append(args, "--set", fmt.Sprintf("%s.image.repository=%s,%s.image.tag=%s", role, repository, role, tag))
+	}
+	return args
+}
+
+// newRelease is a release about to be installed in namespace, which is created (and deleted at
+// the end) unless it is "default"; trainSteps is what values.yml with values trains for.
+func newRelease(t *testing.T, namespace string, trainSteps int) *release {
+	t.Helper()
+	loadImage(t)
+	r := &release{t: t, namespace: namespace, trainSteps: trainSteps}
+	if namespace != "default" {
+		if res := kind.Kubectl("create", "namespace", namespace); res.Err != nil {
+			t.Fatalf("creating the namespace:\n%s", res)
+		}
+	}
+	t.Cleanup(r.remove)
+	return r
+}
+
+// helm runs `helm COMMAND mnist chart/ --values values.yml <image> ARGS` in the release's
+// namespace, from the repository's root as the README does.
+func (r *release) helm(command string, args ...string) cluster.Result {
+	all := append([]string{command, releaseName, "chart/", "--values", "values.yml", "--namespace", r.namespace},
+		imageValues()...)
+	return kind.Run(repo, "helm", append(all, args...)...)
+}
+
+// install is `helm install`, which must succeed.
+func (r *release) install(args ...string) cluster.Result {
+	r.t.Helper()
+	res := r.helm("install", args...)
+	if res.Err != nil {
+		r.t.Fatalf("helm install failed:\n%s", res)
+	}
+	return res
+}
+
+// remove uninstalls the release, waits until its pods are gone, deletes the scenario's namespace
+// and empties the nodes' log directory, so the next scenario finds no log or checkpoint.
+func (r *release) remove() {
+	kind.Run(repo, "helm", "uninstall", releaseName, "--namespace", r.namespace, "--wait", "--timeout", "2m")
+	// helm uninstall leaves the pod of the last helm test (a hook's resource).
+	kind.Kubectl("delete", "pod", "--namespace", r.namespace, "--ignore-not-found", releaseName+"-test")
+	err := cluster.Until(2*time.Minute, "release's pods gone", func() (bool, string, error) {
+		pods, err := kind.Pods(r.namespace, selector)
+		return err == nil && len(pods) == 0, describeAll(pods), nil
+	})
+	if err != nil {
+		r.t.Errorf("after helm uninstall: %v", err)
+	}
+	if r.namespace != "default" {
+		if res := kind.Kubectl("delete", "namespace", r.namespace, "--wait", "--timeout", "2m"); res.Err != nil {
+			r.t.Errorf("deleting the namespace:\n%s", res)
+		}
+	}
+	entries, _ := os.ReadDir(kind.LogDir)
+	for _, e := range entries {
+		os.RemoveAll(filepath.Join(kind.LogDir, e.Name()))
+	}
+}
+
+func describeAll(pods map[string]corev1.Pod) string {
+	var lines []string
+	for _, p := range pods {
+		lines = append(lines, cluster.Describe(p))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (r *release) pods() (map[string]corev1.Pod, error) { return kind.Pods(r.namespace, selector) }
+
+// waitReady waits until the named pods run and are ready; it gives up when a container of the
+// release has restarted or was OOM-killed.
+func (r *release) waitReady(names ...string) map[string]corev1.Pod {
+	r.t.Helper()
+	var pods map[string]corev1.Pod
+	err := cluster.Until(startTimeout, "pods "+strings.Join(names, ", ")+" ready", func() (bool, string, error) {
+		var err error
+		if pods, err = r.pods(); err != nil {
+			return false, "", err
+		}
+		said := describeAll(pods)
+		if broken := restarted(pods); broken != "" {
+			return false, said, fmt.Errorf("%s", broken)
+		}
+		for _, name := range names {
+			if p, ok := pods[name]; !ok || !cluster.Ready(p) {
+				return false, said, nil
+			}
+		}
+		return true, said, nil
+	})
+	if err != nil {
+		r.t.Fatal(err, "\n", r.events())
+	}
+	return pods
+}
+
+// restarted names the containers of pods that have restarted or were OOM-killed, if any.
+func restarted(pods map[string]corev1.Pod) string {
+	var broken []string
+	for _, p := range pods {
+		for _, s := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+			oom := s.LastTerminationState.Terminated != nil && s.LastTerminationState.Terminated.Reason == "OOMKilled"
+			if s.RestartCount > 0 || oom {
+				broken = append(broken, cluster.Describe(p))
+			}
+		}
+	}
+	return strings.Join(broken, "\n")
+}
+
+// events are the namespace's events, to explain a failure.
+func (r *release) events() string {
+	return kind.Kubectl("get", "events", "--namespace", r.namespace, "--sort-by", ".lastTimestamp").String()
+}
+
+// exec is `kubectl exec POD -- COMMAND...` in the release's namespace.
+func (r *release) exec(pod string, command ...string) cluster.Result {
+	return kind.Kubectl(append([]string{"exec", "--namespace", r.namespace, pod, "--"}, command...)...)
+}
+
+var statusLine = regexp.MustCompile(`: (waiting|training|completed): global step (\d+)/(\d+)`)
+
+// progress is the pod's state and global step, from `pstrain status` in the pod as the chart's
+// NOTES show it.
+func (r *release) progress(pod string) (state string, step int, said string, err error) {
+	res := r.exec(pod, "pstrain", "status", "localhost:8080")
+	if res.Err != nil {
+		return "", 0, res.String(), nil // e.g. the pod is being replaced
+	}
+	m := statusLine.FindStringSubmatch(res.Stdout)
+	if m == nil {
+		return "", 0, res.String(), fmt.Errorf("no progress in pstrain status's output")
+	}
+	if total, _ := strconv.Atoi(m[3]); total != r.trainSteps {
+		return "", 0, res.String(), fmt.Errorf("pstrain status: a run of %d global steps, not %d", total, r.trainSteps)
+	}
+	step, _ = strconv.Atoi(m[2])
+	return m[1], step, res.Stdout, nil
+}
+
+// waitStep waits until the pod reports global step step or later, while training.
+func (r *release) waitStep(pod string, step int) int {
+	r.t.Helper()
+	var reached int
+	err := cluster.Until(trainTimeout, fmt.Sprintf("%s at global step %d", pod, step), func() (bool, string, error) {
+		state, at, said, err := r.progress(pod)
+		if err == nil && state == "completed" {
+			err = fmt.Errorf("the run completed before global step %d was seen", step)
+		}
+		reached = at
+		return at >= step, said, err
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return reached
+}
+
+// waitCompleted waits until worker 0 reports the run completed at its last global step, and
+// every ps logged that step, its last.
+func (r *release) waitCompleted() {
+	r.t.Helper()
+	err := cluster.Until(trainTimeout, fmt.Sprintf("run completed at global step %d", r.trainSteps), func() (bool, string, error) {
+		state, step, said, err := r.progress("mnist-worker-0")
+		if err == nil && state == "completed" && step != r.trainSteps {
+			err = fmt.Errorf("completed at global step %d", step)
+		}
+		return state == "completed", said, err
+	})
+	if err != nil {
+		r.t.Fatal(err, "\n", r.tails(allPods...))
+	}
+	r.t.Logf("worker 0: completed at global step %d", r.trainSteps)
+	for _, ps := range psPods {
+		last := fmt.Sprintf("%s: global step %d done", psMarker(ps), r.trainSteps)
+		if res := r.exec(ps, "grep", "-c", last, podLog); res.Err != nil || strings.TrimSpace(res.Stdout) != "1" {
+			r.t.Errorf("%s's log has not one %q:\n%s", ps, last, res)
+		}
+	}
+	res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
+	if !regexp.MustCompile(fmt.Sprintf(`"global_step" *: *%d\b`, r.trainSteps)).MatchString(res.Stdout) {
+		r.t.Errorf("worker 0's result.json is not of global step %d:\n%s", r.trainSteps, res)
+	}
+}
+
+// psMarker and workerMarker are how a pod's own log lines start: "PS 1:", "Worker 0:".
+func psMarker(pod string) string { return "PS " + ordinal(pod) }
+
+func workerMarker(pod string) string { return "Worker " + ordinal(pod) }
+
+func ordinal(pod string) string { return pod[strings.LastIndex(pod, "-")+1:] }
+
+// tails are the last lines of the pods' logs, to explain a failure.
+func (r *release) tails(pods ...string) string {
+	var b strings.Builder
+	for _, p := range pods {
+		b.WriteString(r.exec(p, "tail", "-n", "8", podLog).String() + "\n")
+	}
+	return b.String()
+}
+
+// nodeLog is the host's copy of the pod's deploy.log: the nodes' /tmp/mnist is kind.LogDir.
+// The chart puts it in <pod>/ or <namespace>/<pod>/ there.
+func (r *release) nodeLog(pod string) (string, error) {
+	for _, path := range []string{filepath.Join(kind.LogDir, pod, "deploy.log"),
+		filepath.Join(kind.LogDir, r.namespace, pod, "deploy.log")} {
+		if data, err := os.ReadFile(path); err == nil {
+			return string(data), nil
+		}
+	}
+	return "", fmt.Errorf("no deploy.log of %s in %s", pod, kind.LogDir)
+}
+
+// assertNotRestarted fails the test if a container of the release has restarted or was OOM-killed.
+func assertNotRestarted(t *testing.T, r *release) {
+	t.Helper()
+	pods, err := r.pods()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if broken := restarted(pods); broken != "" {
+		t.Errorf("containers restarted:\n%s", broken)
+	}
+}

@@ -1,0 +1,3 @@
+module pstrain/tests/kind/pause
+
+go 1.24.0

@@ -1,0 +1,3 @@
+module pstrain/tests/kind/runc-wrapper
+
+go 1.24.0
