@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
-# (ctest), the in-process ps tests under ThreadSanitizer, a minute of fuzzing of the frame
-# decoder, the chart checks and the end-to-end test (the image, and the chart's pods as Docker
-# containers). Exits non-zero if any of them fails. (ci/kind-e2e.sh, the README's Kubernetes
-# commands on a kind cluster built here, runs by hand until it has proven itself in CI's time.)
+# (ctest), the unit suites under ASan/UBSan and the ps core under TSan (ci/sanitize.sh), a minute
+# of fuzzing of the frame decoder, the chart checks and the end-to-end test (the image, and the
+# chart's pods as Docker containers). Exits non-zero if any of them fails. ci/kind-e2e.sh, the
+# README's Kubernetes commands on a kind cluster built here, runs by hand until it has proven
+# itself within CI's time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
