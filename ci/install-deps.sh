@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ pkg-config
   libpoco-dev libarmadillo-dev libopenblas-dev libyaml-cpp-dev libspdlog-dev libboost-test-dev
+  libpng-dev
+  prometheus-cpp-dev
   dataset-fashion-mnist
 )
 if [ "${1:-}" = "--tests" ]; then

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
-# (ctest), the unit suites under ASan/UBSan and the ps core under TSan (ci/sanitize.sh), a minute
-# of fuzzing of the frame decoder, the chart checks and the end-to-end test (the image, and the
-# chart's pods as Docker containers). Exits non-zero if any of them fails. ci/kind-e2e.sh, the
-# README's Kubernetes commands on a kind cluster built here, runs by hand until it has proven
-# itself within CI's time.
+# (ctest), the page in headless chromium (ci/ui-test.sh), the unit suites under ASan/UBSan and
+# the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
+# checks, the end-to-end test (the image, and the chart's pods as Docker containers) and the
+# README's Kubernetes commands on a kind cluster built here from Go modules and Debian packages
+# (ci/kind-e2e.sh, with the image ci/e2e.sh built). Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +13,10 @@ bash ci/build.sh
 
 status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=1
+bash ci/ui-test.sh || status=1
 bash ci/sanitize.sh || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
 bash ci/e2e.sh || status=1
+bash ci/kind-e2e.sh || status=1
 exit $status

@@ -111,10 +111,11 @@ int main(int argc, char** argv) {
     std::vector<cluster::Endpoint> ps;
     for (const auto& host : settings.psHosts) ps.push_back(cluster::parseEndpoint(host));
 
+    observe::Events events("worker", 0);  // kept in memory only
     std::vector<std::unique_ptr<observe::Metrics>> metrics;
     std::vector<std::unique_ptr<ps::Client>> links;
     for (int i = 0; i < clients; ++i) {
-      metrics.push_back(std::make_unique<observe::Metrics>(config::Role::kWorker, i, 0));
+      metrics.push_back(std::make_unique<observe::Metrics>(Role::kWorker, i, 0, events));
       links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
                                                    cluster::tcpDialer(nullptr), *metrics.back()));
       links.back()->connect();

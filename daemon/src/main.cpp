@@ -21,18 +21,29 @@ void printUsage() {
       "pstrain %s: parameter-server MNIST training\n\n"
       "Usage:\n"
       "  pstrain run [FLAGS]      the daemon every pod runs (role from the pod name)\n"
-      "  pstrain local [FLAGS] [--summary-json FILE]\n"
+      "  pstrain local [FLAGS] [--summary-json FILE] [--keep-serving]\n"
       "                           a whole cluster (--ps N --workers M) as local processes\n"
       "  pstrain single [FLAGS] [--summary-json FILE]\n"
       "                           the same training in one process on one core, no network\n"
-      "  pstrain status [--wait SECONDS] HOST:PORT...\n"
+      "  pstrain status [--wait SECONDS] [--predict] HOST:PORT...\n"
       "                           progress of processes, from their HTTP ports; --wait: until\n"
-      "                           each has made progress (exit 4 if one has not in time)\n"
-      "  pstrain plot DEPLOY_LOG... [-o curve.svg]\n"
-      "                           loss and test accuracy against the global step, as SVG\n\n"
+      "                           each has made progress (exit 4 if one has not in time);\n"
+      "                           --predict: worker 0 must also answer /predict\n"
+      "  pstrain plot LOG_DIR|EVENTS_FILE... [-o curve.svg]\n"
+      "                           loss and test accuracy against the global step, as SVG\n"
+      "  pstrain serve --model FILE [--http-port N]\n"
+      "                           POST /predict and the page at / for a model.bin (port 8080)\n\n"
       "Configuration: flags > PSTRAIN_* environment > YAML file (--config FILE) > defaults.\n"
       "Keys:\n%s",
       PSTRAIN_VERSION, pstrain::config::describeKeys().c_str());
+}
+
+// One line, in deploy.log (when the command writes one) and on stderr.
+int fail(const std::string& message, int exitCode) {
+  pstrain::log::logger("app")->error("{}", message);
+  pstrain::log::flush();
+  std::fprintf(stderr, "pstrain: %s\n", message.c_str());
+  return exitCode;
 }
 
 }  // namespace
@@ -51,7 +62,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   try {
     // The commands that compute: before any BLAS call, as it may start this program again.
-    if (command == "run" || command == "local" || command == "single") {
+    if (command == "run" || command == "local" || command == "single" || command == "serve") {
       pstrain::useBestBlasCore(argv);
     }
     if (command == "run") return pstrain::app::runDaemon(args);
@@ -61,18 +72,15 @@ int main(int argc, char** argv) {
     if (command == "single") return pstrain::app::runSingle(args);
     if (command == "status") return pstrain::app::runStatus(args);
     if (command == "plot") return pstrain::app::runPlot(args);
+    if (command == "serve") return pstrain::app::runServe(args);
     std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
                  command.c_str());
     return pstrain::kExitConfig;
   } catch (const pstrain::Error& e) {
-    pstrain::log::logger("app")->error("{}", e.what());
-    pstrain::log::flush();
-    std::fprintf(stderr, "pstrain: %s\n", e.what());
-    return e.exitCode();
+    return fail(e.what(), e.exitCode());
   } catch (const Poco::Exception& e) {
-    std::fprintf(stderr, "pstrain: unexpected failure: %s\n", e.displayText().c_str());
+    return fail("unexpected failure: " + e.displayText(), pstrain::kExitFailure);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "pstrain: unexpected failure: %s\n", e.what());
+    return fail(std::string("unexpected failure: ") + e.what(), pstrain::kExitFailure);
   }
-  return pstrain::kExitFailure;
 }

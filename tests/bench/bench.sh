@@ -12,7 +12,9 @@
 #   5. strangers: the reference run with 300 silent and 30 trickling connections held on ps 0's
 #      port, against the same run without;
 #   6. BLAS kernels: pstrain single with its own choice next to every core this CPU runs
-#      (tests/bench/blas.sh).
+#      (tests/bench/blas.sh);
+#   7. predictions: POST /predict of `pstrain serve`, single-image latency and batched images/s
+#      (tests/bench/predict.sh).
 # Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
 # Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
 # peers (installed here when missing).
@@ -53,7 +55,7 @@ torch() {
 
 model=(--hidden-units 128 --learning-rate 0.001)
 reference=(--ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000)
-echo "1/6 named configurations" >&2
+echo "1/7 named configurations" >&2
 for r in $(seq "$repeats"); do
   run reference "$r" local "${reference[@]}" --data-dir "$data"
   run compute-only "$r" single "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
@@ -65,7 +67,7 @@ run 784-256-256-10 1 local --ps 2 --workers 2 --hidden-units 256,256 --batch-siz
 run sync 1 local "${reference[@]}" --sync --data-dir "$data"
 run seed-settings 1 local --ps 2 --workers 2 --hidden-units 128 --batch-size 20 --learning-rate 0.001 --train-steps 200 --data-dir "$data"
 
-echo "2/6 scaling" >&2
+echo "2/7 scaling" >&2
 for batch in 100 10; do
   steps=$((batch == 100 ? 3000 : 10000))
   for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
@@ -74,7 +76,7 @@ for batch in 100 10; do
   done
 done
 
-echo "3/6 ps capacity" >&2
+echo "3/7 ps capacity" >&2
 capacity=(--ps 1 --workers 8 --hidden-units 128 --train-steps 1000000000000 --log-to-stdout false
   --ps-hosts 127.0.0.1:18700)
 taskset -c 0 "$bin" run --role ps --index 0 --ps-port 18700 --http-port 18701 \
@@ -87,7 +89,7 @@ done
 kill "$ps_pid" && wait "$ps_pid" || true
 ps_pid=""
 
-echo "4/6 peers" >&2
+echo "4/7 peers" >&2
 for r in $(seq "$repeats"); do
   torch torch-ps-2x2 "$r" torch_ps.py --ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000
   torch torch-single "$r" torch_single.py "${model[@]}" --batch-size 100 --train-steps 3000
@@ -95,10 +97,10 @@ done
 run pstrain-2x8 1 local --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
 torch torch-ps-2x8 1 torch_ps.py --ps 2 --workers 8 "${model[@]}" --batch-size 100 --train-steps 3000
 
-echo "5/6 strangers" >&2
+echo "5/7 strangers" >&2
 for r in $(seq "$repeats"); do
   run plain "$r" local "${reference[@]}" --data-dir "$data"
-  python3 tests/bench/strangers.py "$work/strangers.$r/ps-0/deploy.log" "$work/strangers.$r.json" \
+  python3 tests/bench/strangers.py "$work/strangers.$r/ps-0/events.jsonl" "$work/strangers.$r.json" \
     >"$work/strangers.$r.held" &
   held=$!
   run strangers "$r" local "${reference[@]}" --data-dir "$data"
@@ -109,3 +111,6 @@ python3 tests/bench/report.py "$work" "$repeats"
 echo
 echo "6. BLAS kernels"
 bash tests/bench/blas.sh "$repeats"
+echo
+echo "7. Predictions: POST /predict of pstrain serve (784-128-10), Fashion-MNIST test images as JSON"
+bash tests/bench/predict.sh

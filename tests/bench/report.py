@@ -3,10 +3,8 @@
 import glob
 import json
 import os
-import re
 import statistics
 import sys
-from datetime import datetime
 
 work, repeats = sys.argv[1], int(sys.argv[2])
 
@@ -37,14 +35,16 @@ def fmt(value, pattern):
 
 
 def time_to_accuracy(run, target=0.85):
-    log = os.path.join(run["_dir"], "worker-0", "deploy.log")
-    if not os.path.exists(log):
+    path = os.path.join(run["_dir"], "worker-0", "events.jsonl")
+    if not os.path.exists(path):
         return None
-    for line in open(log):
-        m = re.match(r"\[(.{26})\] \[worker\] Accuracy at local step \d+: ([0-9.]+)", line)
-        if m and float(m.group(2)) >= target:
-            at = datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S.%f").timestamp()
-            return at - run["_start"]
+    for line in open(path):
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue  # a partial last line
+        if event.get("event") == "accuracy" and event["accuracy"] >= target:
+            return event["time"] - run["_start"]
     return None
 
 

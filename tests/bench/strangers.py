@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Holds connections open on a ps port while a run trains: SILENT connections that send nothing
 (a port scan, a stuck client) and TRICKLING ones that send a byte a second. Waits for the ps's
-"listening on port N" line in LOG, opens them all, keeps them until the run's RESULT file exists
+listening event in EVENTS (its events.jsonl), opens them all, keeps them until the run's RESULT file exists
 (or --timeout seconds), then closes them and prints how many it held.
 
-    strangers.py LOG RESULT [--silent 300] [--trickling 30] [--timeout 120]
+    strangers.py EVENTS RESULT [--silent 300] [--trickling 30] [--timeout 120]
 """
 import argparse
+import json
 import os
-import re
 import socket
 import sys
 import time
@@ -16,7 +16,7 @@ import time
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("log")
+    parser.add_argument("events")
     parser.add_argument("result")
     parser.add_argument("--silent", type=int, default=300)
     parser.add_argument("--trickling", type=int, default=30)
@@ -26,12 +26,17 @@ def main():
     deadline = time.monotonic() + args.timeout
     port = None
     while port is None and time.monotonic() < deadline:
-        if os.path.exists(args.log):
-            match = re.search(r"listening on port (\d+)", open(args.log).read())
-            port = int(match.group(1)) if match else None
+        if os.path.exists(args.events):
+            for line in open(args.events):
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue  # a partial last line
+                if event.get("event") == "listening":
+                    port = event["port"]
         time.sleep(0.01)
     if port is None:
-        sys.exit("strangers: no 'listening on port' line in " + args.log)
+        sys.exit("strangers: no listening event in " + args.events)
 
     def connect():
         return socket.create_connection(("127.0.0.1", port))

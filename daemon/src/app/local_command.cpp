@@ -24,6 +24,7 @@
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/net/auth.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "pstrain/observe/events.hpp"
 #include "pstrain/observe/status_client.hpp"
 #include "pstrain/plot/training_curve.hpp"
 
@@ -193,6 +194,11 @@ int httpPortOf(const Child& child) {
   return std::stoi(*(flag + 1));
 }
 
+int chiefHttpPort(const std::vector<Child>& children) {
+  return httpPortOf(*std::find_if(children.begin(), children.end(),
+                                  [](const Child& c) { return c.name == "worker-0"; }));
+}
+
 // Worker 0's result of this run, if it has written one.
 std::optional<Summary> resultOfRun(const std::string& path, const std::string& runId) {
   if (!fs::exists(path)) return std::nullopt;
@@ -204,10 +210,9 @@ std::optional<Summary> resultOfRun(const std::string& path, const std::string& r
 // Waits for worker 0's result, restarting children that die; throws ExitError when one cannot
 // be kept running.
 Summary awaitResult(std::vector<Child>& children, const std::string& resultPath,
-                    const std::string& runId) {
+                    const std::string& runId, observe::Events& events) {
   auto logger = log::logger("local");
-  ProgressReporter progress(httpPortOf(*std::find_if(
-      children.begin(), children.end(), [](const Child& c) { return c.name == "worker-0"; })));
+  ProgressReporter progress(chiefHttpPort(children));
   for (;;) {
     if (auto summary = resultOfRun(resultPath, runId)) {
       progress.finish();
@@ -226,6 +231,7 @@ Summary awaitResult(std::vector<Child>& children, const std::string& resultPath,
                         *status == 0 ? kExitFailure : *status);
       }
       logger->warn("{}; starting it again (restart {})", what, ++child.restarts);
+      events.restarted(child.name, *status, child.restarts);
       std::lock_guard<std::mutex> lock(childrenMutex);
       child.start();
     }
@@ -240,10 +246,18 @@ void report(const Summary& summary, const config::Config& settings,
   logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
   std::vector<std::string> logs;
-  for (const auto& child : children) logs.push_back(child.dir + "/deploy.log");
+  for (const auto& child : children) logs.push_back(child.dir + "/" + observe::kEventsFile);
   const std::string curvePath = settings.logDir + "/curve.svg";
   writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(logs)));
   logger->info("training curve: {}", curvePath);
+}
+
+// Removes a flag without a value from `args`; returns whether it was there.
+bool takeSwitch(std::vector<std::string>& args, const std::string& name) {
+  auto it = std::find(args.begin(), args.end(), name);
+  if (it == args.end()) return false;
+  args.erase(it);
+  return true;
 }
 
 }  // namespace
@@ -252,6 +266,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   const auto start = std::chrono::steady_clock::now();
   auto args = originalArgs;
   const auto summaryPath = takeSummaryFlag(args);
+  const bool keepServing = takeSwitch(args, "--keep-serving");
   const auto settings = config::load({args, config::processEnvironment()});
   data::findMnistFiles(settings.dataDir);  // a missing data set is reported once, here
   log::initConsole();
@@ -259,6 +274,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   const auto runId = std::to_string(config::runFingerprint(settings));
   const std::string resultPath = settings.logDir + "/worker-0/result.json";
   auto children = planChildren(self, args, settings);
+  observe::Events events("local", 0, settings.logDir + "/" + observe::kEventsFile);
 
   // The log dir is the cluster's state, as a StatefulSet's volumes are: the same command again
   // resumes the run from its checkpoints, or reports it if it has completed.
@@ -285,9 +301,21 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
         "started {} ps and {} workers on loopback; logs in {}/<role>-<index>/deploy.log; BLAS "
         "kernels: {}",
         settings.ps, settings.workers, settings.logDir, describeBlasCore());
-    summary = awaitResult(children, resultPath, runId);
+    const std::string page = "http://127.0.0.1:" +
+                             std::to_string(chiefHttpPort(children)) + "/";
+    logger->info("worker 0's page: {}", page);
+    summary = awaitResult(children, resultPath, runId, events);
+    if (keepServing) {
+      summary.elapsedSeconds = secondsSince(start);
+      events.done(summary.globalStep, summary.elapsedSeconds, summary.testAccuracy);
+      report(summary, settings, children, summaryPath);
+      logger->info("the processes stay up until stopped (Ctrl-C): predictions and the page at {}",
+                   page);
+      idleUntilTerminated();
+    }
   }
   summary.elapsedSeconds = secondsSince(start);
+  events.done(summary.globalStep, summary.elapsedSeconds, summary.testAccuracy);
   report(summary, settings, children, summaryPath);
   return kExitOk;
 }

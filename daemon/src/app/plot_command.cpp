@@ -2,9 +2,24 @@
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
+#include "pstrain/observe/events.hpp"
 #include "pstrain/plot/training_curve.hpp"
 
+#include <filesystem>
+
 namespace pstrain::app {
+namespace {
+
+// The events file an argument names: a log dir or a deploy.log stands for the events.jsonl
+// in that dir; anything else is an events file itself.
+std::string eventsFile(const std::string& arg) {
+  const std::filesystem::path path(arg);
+  if (std::filesystem::is_directory(path)) return (path / observe::kEventsFile).string();
+  if (path.filename() == "deploy.log") return (path.parent_path() / observe::kEventsFile).string();
+  return arg;
+}
+
+}  // namespace
 
 int runPlot(const std::vector<std::string>& args) {
   std::string output = "curve.svg";
@@ -14,13 +29,13 @@ int runPlot(const std::vector<std::string>& args) {
       if (i + 1 == args.size()) throw ConfigError(args[i] + " needs a file name");
       output = args[++i];
     } else {
-      logs.push_back(args[i]);
+      logs.push_back(eventsFile(args[i]));
     }
   }
-  if (logs.empty()) throw ConfigError("usage: pstrain plot DEPLOY_LOG... [-o curve.svg]");
+  if (logs.empty()) throw ConfigError("usage: pstrain plot LOG_DIR|EVENTS_FILE... [-o curve.svg]");
   auto curve = plot::readTrainingCurve(logs);
   if (curve.loss.empty() && curve.accuracy.empty()) {
-    throw DataError("no training lines (ps global steps or accuracy) in the given logs");
+    throw DataError("no training events (ps global steps or accuracy) in the given files");
   }
   writeFileAtomically(output, plot::renderSvg(curve));
   log::initConsole();

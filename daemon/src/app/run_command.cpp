@@ -25,6 +25,7 @@
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/ps/server.hpp"
+#include "pstrain/serve/predictor.hpp"
 #include "pstrain/worker/trainer.hpp"
 
 namespace pstrain::app {
@@ -48,13 +49,25 @@ constexpr double kHandshakeSeconds = 5;
                              &metrics.rejectedConnections},
       [&server](net::Channel& channel) { server.serve(channel); });
   log::logger("ps")->info("PS {}: listening on port {}", placement.index, listener.port());
+  metrics.events().listening(listener.port());
   log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });
   idleUntilTerminated();
 }
 
+// Worker 0 answers /predict with the model it trained, or with the one it wrote when the run
+// had completed before this process started.
+void serveModelFile(serve::ModelSlot* model, const std::string& path) {
+  if (!model) return;
+  try {
+    model->set(std::make_shared<serve::Predictor>(model::readModelFile(path), path));
+  } catch (const DataError& e) {
+    log::logger("worker")->warn("Worker 0: no predictions: {}", e.what());
+  }
+}
+
 [[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
-                            observe::Metrics& metrics) {
+                            observe::Metrics& metrics, serve::ModelSlot* model) {
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
   const bool chief = placement.index == 0;
@@ -63,7 +76,9 @@ constexpr double kHandshakeSeconds = 5;
     logger->info("Worker {}: run {} completed already at global step {}; not training it again",
                  placement.index, runId, *step);
     metrics.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
+    metrics.events().alreadyCompleted(*step);
     metrics.setState(observe::State::kCompleted);
+    serveModelFile(model, settings.logDir + "/model.bin");
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
@@ -80,8 +95,10 @@ constexpr double kHandshakeSeconds = 5;
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, metrics);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
-    writeFileAtomically(settings.logDir + "/model.bin",
-                        model::serializeModel(trainer.layout(), trainer.parameters()));
+    const std::string modelPath = settings.logDir + "/model.bin";
+    writeFileAtomically(modelPath, model::serializeModel(trainer.layout(), trainer.parameters()));
+    model->set(std::make_shared<serve::Predictor>(
+        model::Model{trainer.layout(), trainer.parameters()}, modelPath));
     Summary summary;
     summary.globalStep = result.globalStep;
     summary.testAccuracy = result.testAccuracy.value_or(0);
@@ -115,21 +132,30 @@ int runDaemon(const std::vector<std::string>& args) {
   log::init(settings.logDir, settings.logToStdout);
   const auto placement =
       cluster::place(settings, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
-  handleTerminationSignals([](int signal) {
-    log::logger("app")->info("received {}, exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  observe::Events events(roleName(placement.role), placement.index,
+                         settings.logDir + "/" + observe::kEventsFile);
+  handleTerminationSignals([&events](int signal) {
+    const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    log::logger("app")->info("received {}, exiting", name);
+    events.stopped(name);
     return kExitOk;
   });
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
   log::logger("app")->info(
       "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; pid {}",
-      PSTRAIN_VERSION, config::roleName(placement.role), placement.index, settings.ps,
+      PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps,
       settings.workers, peers, describeBlasCore(), ::getpid());
+  events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse());
   log::flush();  // who and where, at once
-  observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps));
-  observe::HttpEndpoint http(settings.httpPort, metrics);
-  if (placement.role == config::Role::kPs) runPs(settings, placement, metrics);
-  runWorker(settings, placement, metrics);
+  observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),
+                           events);
+  const bool chief = placement.role == Role::kWorker && placement.index == 0;
+  std::optional<serve::ModelSlot> model;
+  if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
+  observe::HttpEndpoint http(settings.httpPort, &metrics, model ? &*model : nullptr);
+  if (placement.role == Role::kPs) runPs(settings, placement, metrics);
+  runWorker(settings, placement, metrics, model ? &*model : nullptr);
 }
 
 }  // namespace pstrain::app

@@ -14,6 +14,20 @@ bool madeProgress(const observe::StatusSnapshot& status) {
   return status.state == "completed" || (status.state == "training" && status.globalStep > 0);
 }
 
+// With --predict, worker 0 must answer /predict: a prediction once completed, 503 (no model yet)
+// while training. Returns the line to print, or sets `problem`.
+std::string checkPredict(const cluster::Endpoint& endpoint, const observe::StatusSnapshot& status,
+                         std::string& problem) {
+  if (status.role != "worker" || status.ordinal != 0) return "";
+  auto probe = observe::probePredict(endpoint.host, endpoint.port);
+  if (probe.status == 200 || (probe.status == 503 && status.state != "completed")) {
+    return "  predict: " + std::to_string(probe.status) + " " + probe.answer + "\n";
+  }
+  problem = "/predict answered " + std::to_string(probe.status) + " " + probe.answer + " (" +
+            observe::describeProgress(status) + ")";
+  return "";
+}
+
 }  // namespace
 
 int runStatus(const std::vector<std::string>& originalArgs) {
@@ -27,8 +41,11 @@ int runStatus(const std::vector<std::string>& originalArgs) {
     }
     args.erase(args.begin(), args.begin() + 2);
   }
+  const bool predict = !args.empty() && args[0] == "--predict";
+  if (predict) args.erase(args.begin());
   if (args.empty()) {
-    throw ConfigError("usage: pstrain status [--wait SECONDS] HOST:PORT... (HTTP ports)");
+    throw ConfigError(
+        "usage: pstrain status [--wait SECONDS] [--predict] HOST:PORT... (HTTP ports)");
   }
   std::vector<cluster::Endpoint> endpoints;
   for (const auto& arg : args) endpoints.push_back(cluster::parseEndpoint(arg));
@@ -43,12 +60,18 @@ int runStatus(const std::vector<std::string>& originalArgs) {
       try {
         auto status = observe::fetchStatus(endpoint.host, endpoint.port);
         if (waitSeconds < 0 || madeProgress(status)) {
-          std::printf("%s %s %d: %s\n", endpoint.toString().c_str(), status.role.c_str(),
-                      status.ordinal, observe::describeProgress(status).c_str());
-          for (const auto& peer : status.peers) std::printf("  peer: %s\n", peer.c_str());
-          break;
+          const std::string predicted = predict ? checkPredict(endpoint, status, problem) : "";
+          if (problem.empty()) {
+            std::printf("%s %s %d: %s\n", endpoint.toString().c_str(), status.role.c_str(),
+                        status.ordinal, observe::describeProgress(status).c_str());
+            for (const auto& peer : status.peers) std::printf("  peer: %s\n", peer.c_str());
+            std::printf("%s", predicted.c_str());
+            break;
+          }
+          if (waitSeconds < 0) throw PeerError(endpoint.toString() + ": " + problem);
+        } else {
+          problem = "no progress yet (" + observe::describeProgress(status) + ")";
         }
-        problem = "no progress yet (" + observe::describeProgress(status) + ")";
       } catch (const PeerError& e) {
         if (waitSeconds < 0) throw;
         problem = e.what();

@@ -49,7 +49,7 @@ Placement place(const config::Config& config, const std::string& hostname,
   int count = placement.role == Role::kPs ? config.ps : config.workers;
   if (placement.index >= count) {
     throw ConfigError("index " + std::to_string(placement.index) + " is out of range: there are " +
-                      std::to_string(count) + " " + config::roleName(placement.role) +
+                      std::to_string(count) + " " + roleName(placement.role) +
                       " processes (keys ps and workers)");
   }
   placement.listenPort = placement.role == Role::kPs ? config.psPort : config.workerPort;

@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +24,16 @@ void useSinks(std::vector<spdlog::sink_ptr> newSinks) {
   // Progress lines reach the file within a second; warnings and errors at once, and
   // everything on exit (flush()). A write per line cost ~7% of throughput at one line a step.
   spdlog::flush_every(std::chrono::seconds(1));
+}
+
+// A process killed while writing leaves its last line unfinished: ends it, so that the first
+// line of the next process starts a line of its own.
+void endPartialLine(const std::string& path) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  if (!file || !file.seekg(-1, std::ios::end)) return;  // none, or empty
+  if (file.get() == '\n') return;
+  file.seekp(0, std::ios::end);
+  file.put('\n');
 }
 
 }  // namespace
@@ -46,6 +57,26 @@ std::shared_ptr<spdlog::logger> logger(const std::string& name) {
   std::lock_guard<std::mutex> lock(mutex);
   if (auto existing = spdlog::get(name)) return existing;
   auto created = std::make_shared<spdlog::logger>(name, sinks.begin(), sinks.end());
+  created->flush_on(spdlog::level::warn);
+  spdlog::register_logger(created);
+  return created;
+}
+
+std::shared_ptr<spdlog::logger> recordFile(const std::string& path) {
+  std::shared_ptr<spdlog::sinks::sink> sink;
+  try {
+    const auto dir = std::filesystem::path(path).parent_path();
+    if (!dir.empty()) std::filesystem::create_directories(dir);
+    endPartialLine(path);
+    sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(path);
+  } catch (const std::exception& e) {
+    throw IoError("cannot write " + path + ": " + e.what());
+  }
+  sink->set_pattern("%v");
+  std::lock_guard<std::mutex> lock(mutex);
+  // Registered, so the periodic flush and flush() reach it; named by its file.
+  spdlog::drop(path);
+  auto created = std::make_shared<spdlog::logger>(path, sink);
   created->flush_on(spdlog::level::warn);
   spdlog::register_logger(created);
   return created;

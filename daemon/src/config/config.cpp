@@ -18,9 +18,11 @@ extern char** environ;
 namespace pstrain::config {
 namespace {
 
-// Thrown by a value parser; carries what the key allows.
-struct InvalidValue {
-  std::string allowed;
+// Thrown by a value parser; what() is what the key allows. load() turns it into a ConfigError
+// naming the key, the value and where it came from.
+class InvalidValue : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
 };
 
 std::int64_t parseInt(const std::string& text, std::int64_t min, std::int64_t max) {
@@ -106,11 +108,37 @@ std::string validHostPort(const std::string& text) {
   return text;
 }
 
+// A bool key's flag may stand alone (`--sync` for `--sync true`); every other flag takes a value.
+enum class Kind { kValue, kBool };
+
 struct Key {
+  using Assign = std::function<void(Config&, const std::string&)>;
+  using Part = std::function<std::string(const Config&)>;
+  Key(const char* keyName, Assign assignValue, const char* keyHelp, Kind keyKind = Kind::kValue,
+      Part fingerprintPart = nullptr)
+      : name(keyName),
+        assign(std::move(assignValue)),
+        help(keyHelp),
+        kind(keyKind),
+        shapesRun(std::move(fingerprintPart)) {}
+
   const char* name;
-  std::function<void(Config&, const std::string&)> assign;
+  Assign assign;
   const char* help;
+  Kind kind;
+  // For a key that shapes the run: its part of the run fingerprint ("batch=100"; "" when it
+  // adds nothing). The parts, labels and formats are those fingerprints have always had, so
+  // runs started by earlier versions still resume.
+  Part shapesRun;
 };
+
+// "label=value", the value written as a stream writes it (a bool as 0 or 1).
+template <typename T>
+std::string part(const char* label, const T& value) {
+  std::ostringstream out;
+  out << label << "=" << value;
+  return out.str();
+}
 
 const std::vector<Key>& keys() {
   constexpr auto kMaxInt64 = std::numeric_limits<std::int64_t>::max();
@@ -125,9 +153,10 @@ const std::vector<Key>& keys() {
       {"podName", [](Config& c, const std::string& v) { c.podName = nonEmpty(v); },
        "<prefix>-<role>-<ordinal> (default: $POD_NAME, else the hostname)"},
       {"ps", [](Config& c, const std::string& v) { c.ps = int(parseInt(v, 1, 1024)); },
-       "number of parameter servers"},
+       "number of parameter servers", Kind::kValue,
+       [](const Config& c) { return part("ps", c.ps); }},
       {"workers", [](Config& c, const std::string& v) { c.workers = int(parseInt(v, 1, 4096)); },
-       "number of workers"},
+       "number of workers", Kind::kValue, [](const Config& c) { return part("workers", c.workers); }},
       {"psService", [](Config& c, const std::string& v) { c.psService = nonEmpty(v); },
        "headless Service of the ps pods (default: <prefix>-ps)"},
       {"psPort", [](Config& c, const std::string& v) { c.psPort = int(parseInt(v, 1, 65535)); },
@@ -166,13 +195,38 @@ const std::vector<Key>& keys() {
       {"logDir", [](Config& c, const std::string& v) { c.logDir = nonEmpty(v); },
        "directory for deploy.log and results"},
       {"logToStdout", [](Config& c, const std::string& v) { c.logToStdout = parseBool(v); },
-       "also log to stdout"},
+       "also log to stdout", Kind::kBool},
       {"trainSteps",
        [](Config& c, const std::string& v) { c.trainSteps = parseInt(v, 1, kMaxInt64); },
-       "global steps to train"},
+       "global steps to train", Kind::kValue,
+       [](const Config& c) { return part("steps", c.trainSteps); }},
       {"batchSize",
        [](Config& c, const std::string& v) { c.batchSize = int(parseInt(v, 1, 60000)); },
-       "examples per worker step"},
+       "examples per worker step", Kind::kValue,
+       [](const Config& c) { return part("batch", c.batchSize); }},
+      {"learningRate",
+       [](Config& c, const std::string& v) { c.learningRate = parseDouble(v, 0, 10); },
+       "optimizer step size", Kind::kValue,
+       [](const Config& c) { return part("lr", c.learningRate); }},
+      {"optimizer",
+       [](Config& c, const std::string& v) {
+         c.optimizer =
+             parseChoice<OptimizerKind>(v, {{"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}});
+       },
+       "adam or sgd", Kind::kValue,
+       [](const Config& c) { return part("optimizer", int(c.optimizer)); }},
+      {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },
+       "synchronous training", Kind::kBool, [](const Config& c) { return part("sync", c.sync); }},
+      {"logEverySteps",
+       [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
+       "progress line every N steps"},
+      {"evalEverySteps",
+       [](Config& c, const std::string& v) { c.evalEverySteps = parseInt(v, 0, kMaxInt64); },
+       "worker 0 logs test accuracy every N local steps (0: only at the end)"},
+      {"seed",
+       [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
+       "initialisation and shuffling seed", Kind::kValue,
+       [](const Config& c) { return part("seed", c.seed); }},
       {"hiddenUnits",
        [](Config& c, const std::string& v) {
          c.hiddenUnits.clear();
@@ -187,30 +241,17 @@ const std::vector<Key>& keys() {
            throw InvalidValue{"1 to 8 comma-separated layer widths"};
          }
        },
-       "hidden layer widths, comma-separated"},
-      {"learningRate",
-       [](Config& c, const std::string& v) { c.learningRate = parseDouble(v, 0, 10); },
-       "optimizer step size"},
-      {"optimizer",
-       [](Config& c, const std::string& v) {
-         c.optimizer =
-             parseChoice<OptimizerKind>(v, {{"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}});
-       },
-       "adam or sgd"},
-      {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },
-       "synchronous training"},
-      {"logEverySteps",
-       [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
-       "progress line every N steps"},
-      {"evalEverySteps",
-       [](Config& c, const std::string& v) { c.evalEverySteps = parseInt(v, 0, kMaxInt64); },
-       "worker 0 logs test accuracy every N local steps (0: only at the end)"},
-      {"seed",
-       [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
-       "initialisation and shuffling seed"},
+       "hidden layer widths, comma-separated", Kind::kValue,
+       [](const Config& c) {
+         std::string widths;
+         for (int width : c.hiddenUnits) widths += std::to_string(width) + ",";
+         return "hidden=" + widths;
+       }},
       {"runId", [](Config& c, const std::string& v) { c.runId = validRunId(v); },
        "identity of the run beyond its settings: another id is another run, which resumes no "
-       "checkpoint and no completion record of this one (empty: the settings alone)"},
+       "checkpoint and no completion record of this one (empty: the settings alone)", Kind::kValue,
+       // Without a run id the fingerprint is what it was before the key existed.
+       [](const Config& c) { return c.runId.empty() ? std::string() : "run=" + c.runId; }},
   };
   return table;
 }
@@ -229,7 +270,8 @@ struct Setting {
 };
 
 bool isBoolKey(const std::string& name) {
-  return name == "sync" || name == "logToStdout";
+  const Key* key = findKey(name);
+  return key && key->kind == Kind::kBool;
 }
 
 std::string keyFromFlag(const std::string& flag) {
@@ -339,7 +381,6 @@ std::map<std::string, Setting> settingsFromEnv(const std::map<std::string, std::
 
 }  // namespace
 
-std::string roleName(Role role) { return role == Role::kPs ? "ps" : "worker"; }
 
 std::string flagName(const std::string& key) {
   std::string flag = "--";
@@ -382,17 +423,15 @@ std::map<std::string, std::string> processEnvironment() {
 }
 
 std::uint64_t runFingerprint(const Config& config) {
-  std::ostringstream canonical;
-  canonical << "ps=" << config.ps << ";workers=" << config.workers << ";steps=" << config.trainSteps
-            << ";batch=" << config.batchSize << ";lr=" << config.learningRate
-            << ";optimizer=" << int(config.optimizer) << ";sync=" << config.sync
-            << ";seed=" << config.seed << ";hidden=";
-  for (int width : config.hiddenUnits) canonical << width << ",";
-  // Without a run id the fingerprint is what it was before the key existed, so runs started
-  // then still resume.
-  if (!config.runId.empty()) canonical << ";run=" << config.runId;
+  std::string canonical;  // the parts of the keys that shape the run, in table order
+  for (const auto& key : keys()) {
+    if (!key.shapesRun) continue;
+    auto part = key.shapesRun(config);
+    if (part.empty()) continue;
+    canonical += (canonical.empty() ? "" : ";") + part;
+  }
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a
-  for (char ch : canonical.str()) {
+  for (char ch : canonical) {
     hash ^= static_cast<unsigned char>(ch);
     hash *= 1099511628211ull;
   }
@@ -423,7 +462,7 @@ Config load(const Sources& sources) {
       findKey(key)->assign(config, setting.value);
     } catch (const InvalidValue& invalid) {
       throw ConfigError("invalid " + key + " = '" + setting.value + "' (" + setting.origin +
-                        "): expected " + invalid.allowed);
+                        "): expected " + invalid.what());
     }
   }
   if (config.checkpointDir.empty()) config.checkpointDir = config.logDir;

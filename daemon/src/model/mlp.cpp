@@ -38,9 +38,8 @@ void Mlp::forward(const float* params, const arma::fmat& inputs) {
   }
 }
 
-float Mlp::softmaxCrossEntropy(const std::uint8_t* labels) {
+void Mlp::softmax() {
   arma::fmat& probs = activations_.back();
-  double total = 0.0;
   for (arma::uword col = 0; col < probs.n_cols; ++col) {
     float* column = probs.colptr(col);
     float top = *std::max_element(column, column + probs.n_rows);
@@ -50,9 +49,23 @@ float Mlp::softmaxCrossEntropy(const std::uint8_t* labels) {
       sum += column[row];
     }
     for (arma::uword row = 0; row < probs.n_rows; ++row) column[row] /= sum;
-    total -= std::log(std::max(column[labels[col]], 1e-30f));
+  }
+}
+
+float Mlp::softmaxCrossEntropy(const std::uint8_t* labels) {
+  softmax();
+  const arma::fmat& probs = activations_.back();
+  double total = 0.0;
+  for (arma::uword col = 0; col < probs.n_cols; ++col) {
+    total -= std::log(std::max(probs(labels[col], col), 1e-30f));
   }
   return float(total / double(probs.n_cols));
+}
+
+const arma::fmat& Mlp::probabilities(const float* params, const arma::fmat& inputs) {
+  forward(params, inputs);
+  softmax();
+  return activations_.back();
 }
 
 float Mlp::loss(const float* params, const arma::fmat& inputs, const std::uint8_t* labels) {

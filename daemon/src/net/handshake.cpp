@@ -29,7 +29,7 @@ Hello admit(Channel& channel, const std::string& key,
                encode(Challenge{nonce, prove(key, "ps", hello.nonce, nonce)}));
   auto proof = decodeProof(channel.receiveExpected(MessageType::kProof));
   if (!sameDigest(proof.proof, prove(key, "worker", nonce, hello.nonce))) {
-    throw ProtocolError(config::roleName(hello.role) + " " + std::to_string(hello.index) +
+    throw ProtocolError(roleName(hello.role) + " " + std::to_string(hello.index) +
                         " failed authentication: it does not hold this run's key");
   }
   return hello;

@@ -8,7 +8,6 @@
 namespace pstrain::net {
 namespace {
 
-bool isKnown(std::uint16_t type) { return type >= 1 && type <= 11 && type != 6; }
 
 template <typename Bytes>
 void putBytes(ByteWriter& w, const Bytes& bytes) {
@@ -22,11 +21,11 @@ Bytes getBytes(ByteReader& r) {
   return bytes;
 }
 
-std::uint8_t roleByte(config::Role role) { return role == config::Role::kPs ? 0 : 1; }
+std::uint8_t roleByte(Role role) { return role == Role::kPs ? 0 : 1; }
 
-config::Role roleFromByte(std::uint8_t value) {
+Role roleFromByte(std::uint8_t value) {
   if (value > 1) throw ProtocolError("unknown role " + std::to_string(value));
-  return value == 0 ? config::Role::kPs : config::Role::kWorker;
+  return value == 0 ? Role::kPs : Role::kWorker;
 }
 
 bool flagFromByte(std::uint8_t value) {
@@ -44,53 +43,72 @@ std::vector<std::uint8_t> fields(Fill fill) {
 
 template <typename Read>
 auto decodeExactly(const std::vector<std::uint8_t>& bytes, Read read) {
-  ByteReader reader(bytes.data(), bytes.size());
-  auto message = read(reader);
-  reader.expectEnd();
-  return message;
+  try {
+    ByteReader reader(bytes.data(), bytes.size());
+    auto message = read(reader);
+    reader.expectEnd();
+    return message;
+  } catch (const DecodeError& e) {
+    throw ProtocolError(std::string("message ") + e.what());  // bytes from a peer
+  }
 }
 
 }  // namespace
 
-std::string messageName(MessageType type) {
-  switch (type) {
-    case MessageType::kHello: return "hello";
-    case MessageType::kWelcome: return "welcome";
-    case MessageType::kPull: return "pull";
-    case MessageType::kPush: return "push";
-    case MessageType::kParams: return "params";
-    case MessageType::kStatusReply: return "status-reply";
-    case MessageType::kDone: return "done";
-    case MessageType::kError: return "error";
-    case MessageType::kChallenge: return "challenge";
-    case MessageType::kProof: return "proof";
+namespace {
+
+// What the wire knows of each message type. The fixed sizes are those of the encoders' output,
+// so a field added to a message changes its size here too.
+struct TypeInfo {
+  MessageType type;
+  const char* name;
+  size_t fixedSize;     // of the fields before any float tail (or error text)
+  bool carriesValues;   // a float32 tail follows the fixed fields
+};
+
+const std::vector<TypeInfo>& typeTable() {
+  static const std::vector<TypeInfo> table{
+      {MessageType::kHello, "hello", encode(Hello{}).size(), false},
+      {MessageType::kWelcome, "welcome", encode(Welcome{}).size(), false},
+      {MessageType::kPull, "pull", 0, false},
+      {MessageType::kPush, "push", encode(Push{}).size(), true},
+      {MessageType::kParams, "params", encode(Params{}).size(), true},
+      {MessageType::kStatusReply, "status-reply", encode(StatusReply{}).size(), false},
+      {MessageType::kDone, "done", encode(Done{}).size(), false},
+      {MessageType::kError, "error", 0, false},
+      {MessageType::kChallenge, "challenge", encode(Challenge{}).size(), false},
+      {MessageType::kProof, "proof", encode(Proof{}).size(), false},
+  };
+  return table;
+}
+
+const TypeInfo* findType(std::uint16_t raw) {
+  for (const auto& info : typeTable()) {
+    if (static_cast<std::uint16_t>(info.type) == raw) return &info;
   }
+  return nullptr;
+}
+
+const TypeInfo& typeInfo(MessageType type) {
+  return *findType(static_cast<std::uint16_t>(type));  // every enumerator is in the table
+}
+
+bool isKnown(std::uint16_t type) { return findType(type) != nullptr; }
+
+}  // namespace
+
+std::string messageName(MessageType type) {
+  if (const auto* info = findType(static_cast<std::uint16_t>(type))) return info->name;
   return "type " + std::to_string(static_cast<int>(type));
 }
 
-size_t fixedFieldsSize(MessageType type) {
-  switch (type) {
-    case MessageType::kHello: return 1 + 4 + 8 + 8 + sizeof(Nonce);
-    case MessageType::kChallenge: return sizeof(Nonce) + sizeof(Digest);
-    case MessageType::kProof: return sizeof(Digest);
-    case MessageType::kWelcome: return 4 * 8;
-    case MessageType::kPush: return 8 + 4;
-    case MessageType::kParams: return 8 + 1 + 1 + 4;
-    case MessageType::kStatusReply: return 1 + 4 + 8 + 1;
-    case MessageType::kDone: return 8;
-    case MessageType::kPull:
-    case MessageType::kError: return 0;
-  }
-  return 0;
-}
+size_t fixedFieldsSize(MessageType type) { return typeInfo(type).fixedSize; }
 
 size_t fieldsSize(const FrameHeader& frame) {
   return frame.type == MessageType::kError ? frame.length : fixedFieldsSize(frame.type);
 }
 
-bool carriesValues(MessageType type) {
-  return type == MessageType::kPush || type == MessageType::kParams;
-}
+bool carriesValues(MessageType type) { return typeInfo(type).carriesValues; }
 
 HeaderBytes encodeHeader(MessageType type, std::uint32_t length) {
   std::vector<std::uint8_t> bytes;

@@ -1,83 +1,214 @@
 #include "pstrain/observe/http_endpoint.hpp"
 
+#include <Poco/JSON/Object.h>
 #include <Poco/Net/HTTPRequestHandler.h>
 #include <Poco/Net/HTTPRequestHandlerFactory.h>
 #include <Poco/Net/HTTPServerRequest.h>
 #include <Poco/Net/HTTPServerResponse.h>
 #include <Poco/Net/ServerSocket.h>
+#include <Poco/NumberParser.h>
+#include <Poco/URI.h>
+
+#include <chrono>
+#include <optional>
+#include <sstream>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/serve/predict_request.hpp"
+#include "pstrain/serve/request_error.hpp"
 
 namespace pstrain::observe {
 namespace {
 
 using Poco::Net::HTTPResponse;
+using serve::RequestError;
+
+// A client sending its body slower than this is cut off: it holds one of the server's threads.
+constexpr auto kBodyDeadline = std::chrono::seconds(5);
+
+// The `after` of /events?after=N: 0 when absent; nullopt when it is not a number.
+std::optional<std::uint64_t> eventsAfter(const std::string& uri) {
+  Poco::URI::QueryParameters parameters;
+  try {
+    parameters = Poco::URI(uri).getQueryParameters();
+  } catch (const Poco::SyntaxException&) {
+    return std::nullopt;
+  }
+  for (const auto& [key, value] : parameters) {
+    if (key != "after") continue;
+    Poco::UInt64 after = 0;
+    if (!Poco::NumberParser::tryParseUnsigned64(value, after)) return std::nullopt;
+    return after;
+  }
+  return 0;
+}
+
+struct Answer {
+  HTTPResponse::HTTPStatus status = HTTPResponse::HTTP_OK;
+  std::string type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+Answer json(HTTPResponse::HTTPStatus status, const std::string& body) {
+  return {status, "application/json", body + "\n"};
+}
+
+// The body, read within the size limit and the deadline.
+std::string readBody(Poco::Net::HTTPServerRequest& request) {
+  const std::string limit = "the body is over the limit of " +
+                            std::to_string(serve::kMaxBodyBytes) + " bytes";
+  if (request.hasContentLength() && request.getContentLength64() > Poco::Int64(serve::kMaxBodyBytes)) {
+    throw RequestError(413, limit);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kBodyDeadline;
+  std::string body;
+  char buffer[65536];
+  auto& in = request.stream();
+  const std::string late = "the body did not arrive within " +
+                           std::to_string(kBodyDeadline.count()) + " s";
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    body.append(buffer, size_t(in.gcount()));
+    if (body.size() > serve::kMaxBodyBytes) throw RequestError(413, limit);
+    if (std::chrono::steady_clock::now() > deadline) throw RequestError(408, late);
+  }
+  // A read that timed out (the client went quiet) or broke leaves the stream bad.
+  if (in.bad()) throw RequestError(408, late);
+  return body;
+}
 
 class Handler : public Poco::Net::HTTPRequestHandler {
  public:
-  explicit Handler(const Metrics& metrics) : metrics_(metrics) {}
+  Handler(const Metrics* metrics, const serve::ModelSlot* model)
+      : metrics_(metrics), model_(model) {}
 
   void handleRequest(Poco::Net::HTTPServerRequest& request,
                      Poco::Net::HTTPServerResponse& response) override {
-    const std::string path = request.getURI().substr(0, request.getURI().find('?'));
-    std::string body;
-    std::string type = "text/plain; charset=utf-8";
-    auto status = HTTPResponse::HTTP_OK;
-    if (request.getMethod() != "GET" && request.getMethod() != "HEAD") {
-      status = HTTPResponse::HTTP_METHOD_NOT_ALLOWED;
-      body = "only GET\n";
-    } else if (path == "/healthz") {
-      body = "ok\n";
-    } else if (path == "/readyz") {
-      bool ready = metrics_.state() != State::kWaiting;
-      status = ready ? HTTPResponse::HTTP_OK : HTTPResponse::HTTP_SERVICE_UNAVAILABLE;
-      body = stateName(metrics_.state()) + "\n";
-    } else if (path == "/metrics") {
-      type = "text/plain; version=0.0.4; charset=utf-8";
-      body = metrics_.prometheusText();
-    } else if (path == "/status") {
-      type = "application/json";
-      body = metrics_.statusJson() + "\n";
-    } else {
-      status = HTTPResponse::HTTP_NOT_FOUND;
-      body = "not found: try /healthz, /readyz, /metrics or /status\n";
+    Answer answer;
+    try {
+      answer = route(request);
+    } catch (const RequestError& e) {
+      answer = {HTTPResponse::HTTPStatus(e.status()), "text/plain; charset=utf-8",
+                std::string(e.what()) + "\n"};
     }
-    response.setStatus(status);
-    response.setContentType(type);
-    response.sendBuffer(body.data(), body.size());
+    response.setStatus(answer.status);
+    response.setContentType(answer.type);
+    response.set("Cache-Control", "no-store");
+    response.sendBuffer(answer.body.data(), answer.body.size());
   }
 
  private:
-  const Metrics& metrics_;
+  Answer route(Poco::Net::HTTPServerRequest& request) {
+    const std::string path = request.getURI().substr(0, request.getURI().find('?'));
+    if (path == "/predict") return predict(request);
+    if (request.getMethod() != "GET" && request.getMethod() != "HEAD") {
+      throw RequestError(405, "only GET here (POST is for /predict)");
+    }
+    if (path == "/") return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(kPageHtml)};
+    if (path == "/healthz") return {HTTPResponse::HTTP_OK, "text/plain", "ok\n"};
+    if (path == "/readyz") return readiness();
+    if (path == "/metrics" && metrics_) {
+      return {HTTPResponse::HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+              metrics_->prometheusText()};
+    }
+    if (path == "/status") {
+      if (metrics_) return json(HTTPResponse::HTTP_OK, metrics_->statusJson());
+      std::string reason;
+      const char* state = model_->get(&reason) ? "completed" : "waiting";
+      return json(HTTPResponse::HTTP_OK,
+                  std::string(R"({"role":"serve","ordinal":0,"state":")") + state + "\"}");
+    }
+    if (path == "/events" && metrics_) {
+      auto after = eventsAfter(request.getURI());
+      if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
+      return json(HTTPResponse::HTTP_OK, metrics_->events().since(*after));
+    }
+    if (path == "/model") return modelInfo();
+    throw RequestError(404, "not found: try /, /healthz, /readyz, /metrics, /status, /events, "
+                            "/model or POST /predict");
+  }
+
+  // A training process is ready once connected; pstrain serve once it holds its model.
+  Answer readiness() {
+    if (!metrics_) {
+      std::string reason;
+      if (!model_->get(&reason)) return {HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain", reason + "\n"};
+      return {HTTPResponse::HTTP_OK, "text/plain", "serving\n"};
+    }
+    bool ready = metrics_->state() != State::kWaiting;
+    return {ready ? HTTPResponse::HTTP_OK : HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain",
+            stateName(metrics_->state()) + "\n"};
+  }
+
+  std::shared_ptr<serve::Predictor> predictor() {
+    if (!model_) throw RequestError(404, "no model here: worker 0 and pstrain serve predict");
+    std::string reason;
+    auto predictor = model_->get(&reason);
+    if (!predictor) throw RequestError(503, reason);
+    return predictor;
+  }
+
+  Answer modelInfo() {
+    auto model = predictor();
+    Poco::JSON::Object out(Poco::JSON_PRESERVE_KEY_ORDER);
+    Poco::JSON::Array layers;
+    for (int size : model->layout().sizes()) layers.add(size);
+    out.set("layers", layers);
+    out.set("source", model->source());
+    std::ostringstream text;
+    out.stringify(text);
+    return json(HTTPResponse::HTTP_OK, text.str());
+  }
+
+  Answer predict(Poco::Net::HTTPServerRequest& request) {
+    if (request.getMethod() != "POST") {
+      throw RequestError(405, "POST images to /predict: JSON {\"images\": [[784 values 0-255], "
+                              "...]} or a PNG image");
+    }
+    // The request is checked first, so a client learns what is wrong with it even while the
+    // model is still training.
+    auto inputs = serve::parsePredictBody(readBody(request), request.getContentType());
+    auto model = predictor();
+    return json(HTTPResponse::HTTP_OK, serve::predictionJson(model->probabilities(inputs)));
+  }
+
+  const Metrics* metrics_;
+  const serve::ModelSlot* model_;
 };
 
 class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
  public:
-  explicit HandlerFactory(const Metrics& metrics) : metrics_(metrics) {}
+  HandlerFactory(const Metrics* metrics, const serve::ModelSlot* model)
+      : metrics_(metrics), model_(model) {}
   Poco::Net::HTTPRequestHandler* createRequestHandler(
       const Poco::Net::HTTPServerRequest&) override {
-    return new Handler(metrics_);
+    return new Handler(metrics_, model_);
   }
 
  private:
-  const Metrics& metrics_;
+  const Metrics* metrics_;
+  const serve::ModelSlot* model_;
 };
 
 }  // namespace
 
-HttpEndpoint::HttpEndpoint(int port, const Metrics& metrics) {
+HttpEndpoint::HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model) {
   Poco::Net::ServerSocket socket;
   try {
     socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(port)), true);
-    socket.listen(32);
+    socket.listen(64);
   } catch (const Poco::Exception& e) {
     throw IoError("cannot listen for HTTP on port " + std::to_string(port) + ": " +
                   e.displayText());
   }
+  // Bounded: a few threads, a short queue, and a timeout on every read and write, so a slow or
+  // stuck client holds one thread for seconds and the probes are still answered.
   auto params = new Poco::Net::HTTPServerParams;
-  params->setMaxThreads(4);
+  params->setMaxThreads(8);
+  params->setMaxQueued(64);
+  params->setTimeout(Poco::Timespan(5, 0));
   params->setKeepAlive(false);
-  server_ = std::make_unique<Poco::Net::HTTPServer>(new HandlerFactory(metrics), socket, params);
+  server_ = std::make_unique<Poco::Net::HTTPServer>(new HandlerFactory(metrics, model), socket,
+                                                    params);
   server_->start();
 }
 

@@ -2,6 +2,9 @@
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/text_serializer.h>
 
 #include <cmath>
 #include <limits>
@@ -14,59 +17,106 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::string number(double value) {
-  if (std::isnan(value)) return "NaN";
-  std::ostringstream out;
-  out.precision(10);
-  out << value;
-  return out.str();
+// Bounds of the latency histograms, in seconds: a step takes about a millisecond.
+const prometheus::Histogram::BucketBoundaries kLatencyBounds{
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1.0};
+
+template <typename Builder>
+auto& family(Builder builder, prometheus::Registry& registry, const prometheus::Labels& labels,
+             const char* name, const char* help) {
+  return builder.Name(name).Help(help).Labels(labels).Register(registry);
 }
 
-void sample(std::string& out, const std::string& name, const std::string& labels, double value) {
-  out += name + "{" + labels + "} " + number(value) + "\n";
+prometheus::Gauge& gauge(prometheus::Registry& r, const prometheus::Labels& l, const char* name,
+                         const char* help) {
+  return family(prometheus::BuildGauge(), r, l, name, help).Add({});
 }
 
-void header(std::string& out, const std::string& name, const char* type, const char* help) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+prometheus::Counter& counter(prometheus::Registry& r, const prometheus::Labels& l,
+                             const char* name, const char* help) {
+  return family(prometheus::BuildCounter(), r, l, name, help).Add({});
+}
+
+prometheus::Histogram& histogram(prometheus::Registry& r, const prometheus::Labels& l,
+                                 const char* name, const char* help) {
+  return family(prometheus::BuildHistogram(), r, l, name, help).Add({}, kLatencyBounds);
+}
+
+// Brings a counter up to a total counted elsewhere.
+void catchUp(prometheus::Counter& counter, std::uint64_t total) {
+  const double delta = double(total) - counter.Value();
+  if (delta > 0) counter.Increment(delta);
 }
 
 }  // namespace
 
-void Histogram::observe(double seconds) {
-  size_t bucket = 0;
-  while (bucket < kBounds.size() && seconds > kBounds[bucket]) ++bucket;
-  buckets_[bucket].fetch_add(1, std::memory_order_relaxed);
-  sumNanoseconds_.fetch_add(std::uint64_t(seconds * 1e9), std::memory_order_relaxed);
-}
-
-void Histogram::render(std::string& out, const std::string& name,
-                       const std::string& labels) const {
-  std::uint64_t cumulative = 0;
-  for (size_t i = 0; i <= kBounds.size(); ++i) {
-    cumulative += buckets_[i].load(std::memory_order_relaxed);
-    std::string le = i < kBounds.size() ? number(kBounds[i]) : "+Inf";
-    sample(out, name + "_bucket", labels + ",le=\"" + le + "\"", double(cumulative));
+// Every metric of /metrics, with the labels role and ordinal.
+struct Metrics::Exposed {
+  Exposed(prometheus::Registry& r, const prometheus::Labels& l, const std::string& blasCore)
+      : globalStep(
+            gauge(r, l, "pstrain_global_step", "Global steps applied (ps) or seen (worker).")),
+        trainSteps(gauge(r, l, "pstrain_train_steps", "Global steps the run trains for.")),
+        localStep(gauge(r, l, "pstrain_local_step", "Steps this worker has completed.")),
+        stepsPerSecond(
+            gauge(r, l, "pstrain_steps_per_second", "Global steps per second, last second.")),
+        loss(gauge(r, l, "pstrain_loss", "Training loss of the latest step.")),
+        testAccuracy(gauge(r, l, "pstrain_test_accuracy", "Latest test accuracy (worker 0).")),
+        state(family(prometheus::BuildGauge(), r, l, "pstrain_state",
+                     "1 for the current state of the process.")),
+        received(counter(r, l, "pstrain_received_bytes_total", "Bytes received from peers.")),
+        sent(counter(r, l, "pstrain_sent_bytes_total", "Bytes sent to peers.")),
+        reconnects(counter(r, l, "pstrain_reconnects_total", "Connections to a ps made again.")),
+        rejected(counter(r, l, "pstrain_rejected_connections_total",
+                         "Connections closed for a protocol or authentication fault.")),
+        pushSeconds(histogram(r, l, "pstrain_push_seconds",
+                              "Push latency: round trip (worker), apply (ps).")),
+        pullSeconds(histogram(r, l, "pstrain_pull_seconds", "Pull latency.")) {
+    family(prometheus::BuildGauge(), r, l, "pstrain_build_info",
+           "1, labelled with the version and BLAS kernels.")
+        .Add({{"blas_core", blasCore}, {"version", PSTRAIN_VERSION}})
+        .Set(1);
   }
-  sample(out, name + "_sum", labels, double(sumNanoseconds_.load()) / 1e9);
-  sample(out, name + "_count", labels, double(cumulative));
-}
 
-std::string stateName(State state) {
-  switch (state) {
-    case State::kWaiting: return "waiting";
-    case State::kTraining: return "training";
-    case State::kCompleted: return "completed";
-  }
-  return "unknown";
-}
+  prometheus::Gauge& globalStep;
+  prometheus::Gauge& trainSteps;
+  prometheus::Gauge& localStep;
+  prometheus::Gauge& stepsPerSecond;
+  prometheus::Gauge& loss;
+  prometheus::Gauge& testAccuracy;
+  prometheus::Family<prometheus::Gauge>& state;
+  prometheus::Counter& received;
+  prometheus::Counter& sent;
+  prometheus::Counter& reconnects;
+  prometheus::Counter& rejected;
+  prometheus::Histogram& pushSeconds;
+  prometheus::Histogram& pullSeconds;
+};
 
-Metrics::Metrics(config::Role role, int ordinal, std::uint64_t trainSteps)
+Metrics::Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& events)
     : role_(role),
       ordinal_(ordinal),
       trainSteps_(trainSteps),
+      events_(events),
       blasCore_(blasCoreInUse()),
       loss_(std::numeric_limits<float>::quiet_NaN()),
-      testAccuracy_(std::numeric_limits<double>::quiet_NaN()) {}
+      testAccuracy_(std::numeric_limits<double>::quiet_NaN()),
+      registry_(std::make_shared<prometheus::Registry>()),
+      exposed_(std::make_unique<Exposed>(
+          *registry_,
+          prometheus::Labels{{"role", roleName(role)},
+                             {"ordinal", std::to_string(ordinal)}},
+          blasCore_)) {
+  events_.state(state_);
+}
+
+Metrics::~Metrics() = default;
+
+prometheus::Histogram& Metrics::pushSeconds() { return exposed_->pushSeconds; }
+prometheus::Histogram& Metrics::pullSeconds() { return exposed_->pullSeconds; }
+
+void Metrics::setState(State state) {
+  if (state_.exchange(state) != state) events_.state(state);
+}
 
 void Metrics::recordStep(std::uint64_t globalStep, float loss) {
   globalStep_ = globalStep;
@@ -99,47 +149,26 @@ double Metrics::stepsPerSecond() const {
 }
 
 std::string Metrics::prometheusText() const {
-  const std::string labels = "role=\"" + config::roleName(role_) + "\",ordinal=\"" +
-                             std::to_string(ordinal_) + "\"";
-  std::string out;
-  header(out, "pstrain_build_info", "gauge", "1, labelled with the version and BLAS kernels.");
-  sample(out, "pstrain_build_info",
-         labels + ",blas_core=\"" + blasCore_ + "\",version=\"" PSTRAIN_VERSION "\"", 1);
-  header(out, "pstrain_global_step", "gauge", "Global steps applied (ps) or seen (worker).");
-  sample(out, "pstrain_global_step", labels, double(globalStep_));
-  header(out, "pstrain_train_steps", "gauge", "Global steps the run trains for.");
-  sample(out, "pstrain_train_steps", labels, double(trainSteps_));
-  header(out, "pstrain_local_step", "gauge", "Steps this worker has completed.");
-  sample(out, "pstrain_local_step", labels, double(localStep_));
-  header(out, "pstrain_steps_per_second", "gauge", "Global steps per second, last second.");
-  sample(out, "pstrain_steps_per_second", labels, stepsPerSecond());
-  header(out, "pstrain_loss", "gauge", "Training loss of the latest step.");
-  sample(out, "pstrain_loss", labels, double(loss_.load()));
-  header(out, "pstrain_test_accuracy", "gauge", "Latest test accuracy (worker 0).");
-  sample(out, "pstrain_test_accuracy", labels, testAccuracy_.load());
-  header(out, "pstrain_state", "gauge", "1 for the current state of the process.");
+  auto& e = *exposed_;
+  e.globalStep.Set(double(globalStep_));
+  e.trainSteps.Set(double(trainSteps_));
+  e.localStep.Set(double(localStep_));
+  e.stepsPerSecond.Set(stepsPerSecond());
+  e.loss.Set(double(loss_.load()));
+  e.testAccuracy.Set(testAccuracy_.load());
   for (State s : {State::kWaiting, State::kTraining, State::kCompleted}) {
-    sample(out, "pstrain_state", labels + ",state=\"" + stateName(s) + "\"", s == state_ ? 1 : 0);
+    e.state.Add({{"state", stateName(s)}}).Set(s == state_ ? 1 : 0);
   }
-  header(out, "pstrain_received_bytes_total", "counter", "Bytes received from peers.");
-  sample(out, "pstrain_received_bytes_total", labels, double(traffic.received));
-  header(out, "pstrain_sent_bytes_total", "counter", "Bytes sent to peers.");
-  sample(out, "pstrain_sent_bytes_total", labels, double(traffic.sent));
-  header(out, "pstrain_reconnects_total", "counter", "Connections to a ps made again.");
-  sample(out, "pstrain_reconnects_total", labels, double(reconnects));
-  header(out, "pstrain_rejected_connections_total", "counter",
-         "Connections closed for a protocol or authentication fault.");
-  sample(out, "pstrain_rejected_connections_total", labels, double(rejectedConnections));
-  header(out, "pstrain_push_seconds", "histogram", "Push latency: round trip (worker), apply (ps).");
-  pushSeconds.render(out, "pstrain_push_seconds", labels);
-  header(out, "pstrain_pull_seconds", "histogram", "Pull latency.");
-  pullSeconds.render(out, "pstrain_pull_seconds", labels);
-  return out;
+  catchUp(e.received, traffic.received);
+  catchUp(e.sent, traffic.sent);
+  catchUp(e.reconnects, reconnects);
+  catchUp(e.rejected, rejectedConnections);
+  return prometheus::TextSerializer().Serialize(registry_->Collect());
 }
 
 std::string Metrics::statusJson() const {
   Poco::JSON::Object json(Poco::JSON_PRESERVE_KEY_ORDER);
-  json.set("role", config::roleName(role_));
+  json.set("role", roleName(role_));
   json.set("ordinal", ordinal_);
   json.set("state", stateName(state_));
   json.set("global_step", globalStep_.load());

@@ -12,23 +12,36 @@
 
 namespace pstrain::observe {
 
-StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeconds) {
-  const std::string where = "http://" + host + ":" + std::to_string(port) + "/status";
-  std::string body;
+HttpReply httpRequest(const std::string& host, int port, const std::string& method,
+                      const std::string& path, const std::string& body,
+                      const std::string& contentType, double timeoutSeconds) {
+  const std::string where = "http://" + host + ":" + std::to_string(port) + path;
   try {
     Poco::Net::HTTPClientSession session(host, static_cast<Poco::UInt16>(port));
     session.setTimeout(Poco::Timespan(long(timeoutSeconds * 1e6)));
-    Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_GET, "/status");
-    session.sendRequest(request);
+    Poco::Net::HTTPRequest request(method, path, Poco::Net::HTTPMessage::HTTP_1_1);
+    if (!body.empty()) {
+      request.setContentType(contentType);
+      request.setContentLength64(Poco::Int64(body.size()));
+    }
+    session.sendRequest(request) << body;
     Poco::Net::HTTPResponse response;
     auto& stream = session.receiveResponse(response);
-    Poco::StreamCopier::copyToString(stream, body);
-    if (response.getStatus() != Poco::Net::HTTPResponse::HTTP_OK) {
-      throw PeerError(where + " answered " + std::to_string(int(response.getStatus())));
-    }
+    HttpReply reply{int(response.getStatus()), {}};
+    Poco::StreamCopier::copyToString(stream, reply.body);
+    return reply;
   } catch (const Poco::Exception& e) {
     throw PeerError("cannot fetch " + where + ": " + e.displayText());
   }
+}
+
+StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeconds) {
+  const std::string where = "http://" + host + ":" + std::to_string(port) + "/status";
+  auto reply = httpRequest(host, port, "GET", "/status", "", "", timeoutSeconds);
+  if (reply.status != Poco::Net::HTTPResponse::HTTP_OK) {
+    throw PeerError(where + " answered " + std::to_string(reply.status));
+  }
+  const std::string& body = reply.body;
   try {
     auto json = Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
     StatusSnapshot status;
@@ -45,6 +58,14 @@ StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeco
   } catch (const Poco::Exception& e) {
     throw PeerError(where + " is not a pstrain status: " + e.displayText());
   }
+}
+
+PredictProbe probePredict(const std::string& host, int port, double timeoutSeconds) {
+  std::string image = "0";
+  for (int i = 1; i < 784; ++i) image += ",0";
+  auto reply = httpRequest(host, port, "POST", "/predict", "{\"images\":[[" + image + "]]}",
+                           "application/json", timeoutSeconds);
+  return {reply.status, reply.body.substr(0, reply.body.find('\n'))};
 }
 
 std::string describeProgress(const StatusSnapshot& s) {

@@ -2,12 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 
-#include "pstrain/common/error.hpp"
+#include "pstrain/observe/events.hpp"
 
 namespace pstrain::plot {
 namespace {
@@ -52,25 +50,18 @@ double tickStep(double range) {
 
 }  // namespace
 
-TrainingCurve readTrainingCurve(const std::vector<std::string>& logPaths) {
-  static const std::regex psLine(
-      R"(PS \d+: global step (\d+) done \(worker \d+, local step \d+, loss ([-+0-9.eE]+)\))");
-  static const std::regex workerLine(R"(Worker \d+: training step \d+ done \(global step: (\d+)\))");
-  static const std::regex accuracyLine(R"(Accuracy at local step \d+: ([0-9.]+))");
+TrainingCurve readTrainingCurve(const std::vector<std::string>& eventPaths) {
   std::map<std::uint64_t, double> loss;
   std::map<std::uint64_t, double> accuracy;
-  for (const auto& path : logPaths) {
-    std::ifstream in(path);
-    if (!in) throw IoError("cannot read " + path);
-    std::uint64_t lastGlobalStep = 0;
-    for (std::string line; std::getline(in, line);) {
-      std::smatch match;
-      if (std::regex_search(line, match, psLine)) {
-        loss[std::stoull(match[1])] = std::stod(match[2]);
-      } else if (std::regex_search(line, match, workerLine)) {
-        lastGlobalStep = std::stoull(match[1]);
-      } else if (std::regex_search(line, match, accuracyLine)) {
-        accuracy[lastGlobalStep] = std::stod(match[1]);
+  for (const auto& path : eventPaths) {
+    for (const auto& event : observe::readEvents(path)) {
+      const auto name = event->optValue<std::string>("event", "");
+      const auto step = event->optValue<std::uint64_t>("step", 0);
+      if (name == "step" && event->optValue<std::string>("role", "") == "ps" &&
+          !event->isNull("loss")) {
+        loss[step] = event->getValue<double>("loss");
+      } else if (name == "accuracy") {
+        accuracy[step] = event->getValue<double>("accuracy");
       }
     }
   }

@@ -20,7 +20,7 @@ std::vector<std::uint8_t> encodeCheckpoint(const Checkpoint& checkpoint) {
 
 Checkpoint decodeCheckpoint(const std::vector<std::uint8_t>& bytes) {
   ByteReader in(bytes.data(), bytes.size());
-  if (in.get<std::uint64_t>() != kMagic) throw ProtocolError("not a ps checkpoint");
+  if (in.get<std::uint64_t>() != kMagic) throw DecodeError("not a ps checkpoint");
   Checkpoint checkpoint;
   checkpoint.runId = in.get<std::uint64_t>();
   checkpoint.offset = in.get<std::uint64_t>();

@@ -31,7 +31,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
     auto welcome = net::introduce(
         *channel,
-        net::Hello{config::Role::kWorker, options_.worker, options_.parameterCount,
+        net::Hello{Role::kWorker, options_.worker, options_.parameterCount,
                    options_.runId, {}},
         options_.authKey);
     if (offset != kAnyShard && welcome.offset != offset) {
@@ -65,6 +65,7 @@ void Client::connect() {
                  options_.worker, endpoint.toString(), shard.offset, shard.offset + shard.count,
                  shard.globalStep);
     peers.push_back("ps " + endpoint.toString());
+    metrics_.events().connected(peers.back(), shard.globalStep);
   }
   metrics_.setPeers(std::move(peers));
   if (covered != options_.parameterCount) {
@@ -77,6 +78,7 @@ void Client::reconnect(Link& link, float* params) {
   auto logger = log::logger("worker");
   logger->warn("Worker {}: lost ps {} ({}); reconnecting", options_.worker,
                link.endpoint.toString(), link.failure);
+  metrics_.events().lost("ps " + link.endpoint.toString(), link.failure);
   ++metrics_.reconnects;
   link = open(link.endpoint, link.shard.offset);
   // It may have gone back to its last checkpoint: its parameters replace ours.
@@ -85,6 +87,7 @@ void Client::reconnect(Link& link, float* params) {
   receiveParams(link, params, ignored);
   logger->info("Worker {}: reconnected to ps {} at global step {}", options_.worker,
                link.endpoint.toString(), link.globalStep);
+  metrics_.events().reconnected("ps " + link.endpoint.toString(), link.globalStep);
 }
 
 void Client::receiveParams(Link& link, float* params, Exchange& exchange) {

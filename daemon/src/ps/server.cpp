@@ -54,9 +54,9 @@ void Server::restoreCheckpoint() {
                    checkpoint.runId, options_.runId);
       return;
     }
-    if (checkpoint.offset != options_.range.offset) throw ProtocolError("it holds another shard");
+    if (checkpoint.offset != options_.range.offset) throw DecodeError("it holds another shard");
     shard_.restore(checkpoint.globalStep, checkpoint.shard);
-  } catch (const ProtocolError& e) {
+  } catch (const DecodeError& e) {
     throw IoError("checkpoint " + path + " cannot be restored (" + e.what() +
                   "); move it away to start this run over");
   }
@@ -66,6 +66,7 @@ void Server::restoreCheckpoint() {
   chiefJoined_ = state.globalStep > 0;
   startTime_ = std::chrono::steady_clock::now();
   metrics_.recordStep(state.globalStep, std::numeric_limits<float>::quiet_NaN());
+  metrics_.events().restored(state.globalStep, path, state.done);
   logger->info("PS {}: restored {} at global step {}{}", options_.index, path, state.globalStep,
                state.done ? ": the run has completed, training stays done" : "");
 }
@@ -78,9 +79,13 @@ void Server::checkpoint() {
   if (step == checkpointedStep_) return;
   auto bytes = encodeCheckpoint(
       Checkpoint{options_.runId, options_.range.offset, step, std::move(snapshot.bytes)});
-  std::filesystem::create_directories(std::filesystem::path(options_.checkpointPath).parent_path());
+  std::error_code failed;
+  std::filesystem::create_directories(std::filesystem::path(options_.checkpointPath).parent_path(),
+                                      failed);
+  if (failed) throw IoError("cannot write " + options_.checkpointPath + ": " + failed.message());
   writeFileAtomically(options_.checkpointPath, std::string(bytes.begin(), bytes.end()));
   checkpointedStep_ = step;
+  metrics_.events().checkpoint(step, options_.checkpointPath);
   log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", options_.index, step,
                           options_.checkpointPath);
 }
@@ -116,6 +121,7 @@ void Server::serve(net::Channel& channel) {
                                         state.globalStep, shard_.trainSteps()}));
   logger->info("PS {}: worker {} connected from {} (global step {})", options_.index, worker,
                channel.peerName(), state.globalStep);
+  metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
 
   std::vector<float> gradient(options_.range.count);
   std::vector<float> reply(options_.range.count);
@@ -133,7 +139,7 @@ void Server::serve(net::Channel& channel) {
         const auto start = std::chrono::steady_clock::now();
         auto result = shard_.read(reply.data());
         const double seconds = secondsSince(start);
-        metrics_.pullSeconds.observe(seconds);
+        metrics_.pullSeconds().Observe(seconds);
         answer(result, seconds);
         break;
       }
@@ -143,7 +149,7 @@ void Server::serve(net::Channel& channel) {
         const auto start = std::chrono::steady_clock::now();
         auto result = shard_.push(worker, gradient.data(), reply.data());
         const double seconds = secondsSince(start);
-        metrics_.pushSeconds.observe(seconds);
+        metrics_.pushSeconds().Observe(seconds);
         answer(result, seconds);
         if (result.advanced) logStep(result, push.localStep, push.loss, worker);
         break;
@@ -152,9 +158,10 @@ void Server::serve(net::Channel& channel) {
         auto done = net::decodeDone(frame.fields);
         logger->info("PS {}: worker {} finished after {} local steps", options_.index, worker,
                      done.localSteps);
+        metrics_.events().finished("worker " + std::to_string(worker), done.localSteps);
         auto now = shard_.state();
         channel.send(net::MessageType::kStatusReply,
-                     net::encode(net::StatusReply{config::Role::kPs,
+                     net::encode(net::StatusReply{Role::kPs,
                                                   std::uint32_t(options_.index),
                                                   now.globalStep, now.done}));
         break;
@@ -167,8 +174,8 @@ void Server::serve(net::Channel& channel) {
 }
 
 void Server::admit(const net::Hello& hello) const {
-  if (hello.role != config::Role::kWorker || hello.index >= std::uint32_t(options_.workers)) {
-    throw ProtocolError("hello from " + config::roleName(hello.role) + " " +
+  if (hello.role != Role::kWorker || hello.index >= std::uint32_t(options_.workers)) {
+    throw ProtocolError("hello from " + roleName(hello.role) + " " +
                         std::to_string(hello.index) + ": this run has workers 0 to " +
                         std::to_string(options_.workers - 1));
   }
@@ -206,14 +213,18 @@ void Server::logStep(const Shard::StepResult& result, std::uint64_t localStep, f
                  "come within {} ms",
                  options_.index, result.globalStep, result.averaged, options_.shard.syncWorkers,
                  options_.shard.syncTimeout.count());
+    metrics_.events().averaged(result.globalStep, result.averaged, options_.shard.syncWorkers);
   }
   if (result.globalStep % std::uint64_t(options_.logEverySteps) == 0 || result.done) {
     logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})",
                  options_.index, result.globalStep, worker, localStep, loss);
+    metrics_.events().step(result.globalStep, loss, worker, localStep);
   }
   if (result.done) {
+    const double elapsed = secondsSince(startTime_);
     logger->info("Training ends @ {:.6f}", unixTime());
-    logger->info("Training elapsed time: {:.6f} s", secondsSince(startTime_));
+    logger->info("Training elapsed time: {:.6f} s", elapsed);
+    metrics_.events().done(result.globalStep, elapsed);
     metrics_.setState(observe::State::kCompleted);
     checkpoint();
     log::flush();

@@ -192,7 +192,7 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   ByteReader in(bytes.data(), bytes.size());
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
-  if (in.get<std::uint64_t>() != params_.size()) throw ProtocolError("shard size differs");
+  if (in.get<std::uint64_t>() != params_.size()) throw DecodeError("shard size differs");
   in.getFloats(params_.data(), params_.size());
   optimizer_->restore(in);
   in.expectEnd();

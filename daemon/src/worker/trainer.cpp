@@ -25,7 +25,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   auto pull = [&] {
     const auto start = std::chrono::steady_clock::now();
     auto exchange = client_.pull(params_.data());
-    metrics_.pullSeconds.observe(secondsSince(start));
+    metrics_.pullSeconds().Observe(secondsSince(start));
     return exchange;
   };
   pull();
@@ -34,10 +34,11 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   model::Mlp mlp(layout_);
   std::optional<model::Mlp> evaluator;
   if (chief) evaluator.emplace(layout_);
-  auto evaluate = [&](std::uint64_t localStep) {
+  auto evaluate = [&](std::uint64_t localStep, std::uint64_t globalStep) {
     double accuracy = model::accuracy(*evaluator, params_.data(), test->pixels.data(),
                                       test->labels.data(), test->count);
     logger->info("Accuracy at local step {}: {:.4f}", localStep, accuracy);
+    metrics_.events().accuracy(localStep, globalStep, accuracy);
     metrics_.recordAccuracy(accuracy);
     return accuracy;
   };
@@ -69,7 +70,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     auto exchange =
         client_.pushPull(gradient_.data(), params_.data(), result.localSteps + 1, loss);
     const double exchangeSeconds = secondsSince(exchangeStart);
-    metrics_.pushSeconds.observe(exchangeSeconds);
+    metrics_.pushSeconds().Observe(exchangeSeconds);
     result.waitingSeconds += std::min(exchange.serviceSeconds, exchangeSeconds);
     result.communicationSeconds += std::max(0.0, exchangeSeconds - exchange.serviceSeconds);
     globalStep = exchange.globalStep;
@@ -81,10 +82,11 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
       if (result.localSteps % std::uint64_t(options_.logEverySteps) == 0) {
         logger->info("Worker {}: training step {} done (global step: {})", index,
                      result.localSteps, globalStep);
+        metrics_.events().workerStep(result.localSteps, globalStep, loss);
       }
       if (chief && options_.evalEverySteps > 0 &&
           result.localSteps % std::uint64_t(options_.evalEverySteps) == 0) {
-        evaluate(result.localSteps);
+        evaluate(result.localSteps, globalStep);
       }
     }
   }
@@ -104,9 +106,10 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   if (chief) {
     // Every ps has stopped applying gradients, so this pull sees the final model.
     globalStep = pull().globalStep;
-    result.testAccuracy = evaluate(result.localSteps);
+    result.testAccuracy = evaluate(result.localSteps, globalStep);
   }
   result.globalStep = globalStep;
+  metrics_.events().done(globalStep, result.elapsedSeconds, result.testAccuracy);
   client_.finish(result.localSteps);
   metrics_.recordStep(result.globalStep, std::numeric_limits<float>::quiet_NaN());
   metrics_.setState(observe::State::kCompleted);

@@ -5,6 +5,7 @@
 #include "pstrain/common/error.hpp"
 
 using namespace pstrain::cluster;
+using pstrain::Role;
 using pstrain::config::Config;
 
 BOOST_AUTO_TEST_CASE(parses_statefulset_pod_names) {

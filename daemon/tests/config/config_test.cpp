@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(flag_forms_and_lists_parse) {
   BOOST_TEST(config.sync);
   BOOST_TEST(config.hiddenUnits == (std::vector<int>{256, 256}));
   BOOST_TEST((config.optimizer == pstrain::config::OptimizerKind::kSgd));
-  BOOST_TEST((config.role == pstrain::config::Role::kWorker));
+  BOOST_TEST((config.role == pstrain::Role::kWorker));
   BOOST_TEST(*config.index == 2);
 }
 
@@ -150,6 +150,24 @@ BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
   BOOST_TEST(runFingerprint(first) != runFingerprint(none));
   // No run id: the fingerprint of the settings alone, as before the key existed.
   BOOST_TEST(runFingerprint(none) == 16662557294124125043ull);
+}
+
+// The fingerprint is derived from the keys that shape the run; its value is the one earlier
+// versions computed for the same settings, so their checkpoints and completion records resume.
+BOOST_AUTO_TEST_CASE(run_fingerprint_is_that_of_earlier_versions) {
+  auto settings = load({{"--ps", "2", "--workers", "3", "--train-steps", "3000", "--batch-size",
+                         "50", "--learning-rate", "0.01", "--optimizer", "sgd", "--sync", "--seed",
+                         "7", "--hidden-units", "256,64", "--run-id", "abc", "--log-every-steps",
+                         "10", "--http-port", "1234"},
+                        {}});
+  BOOST_TEST(pstrain::config::runFingerprint(settings) == 7188401744538831407ull);
+}
+
+BOOST_AUTO_TEST_CASE(only_bool_flags_stand_alone) {
+  auto settings = load({{"--log-to-stdout", "--sync"}, {}});
+  BOOST_TEST(settings.logToStdout);
+  BOOST_TEST(settings.sync);
+  BOOST_TEST(contains(errorOf({{"--seed", "--sync"}, {}}), "flag --seed needs a value"));
 }
 
 BOOST_AUTO_TEST_CASE(run_id_is_short_and_plain) {

@@ -6,8 +6,12 @@
 #include <filesystem>
 #include <regex>
 
+#include "pstrain/app/child_process.hpp"
+#include "pstrain/net/free_ports.hpp"
+#include "support/events.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
+#include "support/wait.hpp"
 
 // Whole clusters as separate processes on loopback, through `pstrain local` and `pstrain run`.
 
@@ -19,15 +23,10 @@ Poco::JSON::Object::Ptr readJson(const std::string& path) {
   return Poco::JSON::Parser().parse(readText(path)).extract<Poco::JSON::Object::Ptr>();
 }
 
-// The global steps of a worker's "training step N done (global step: G)" lines, in order.
-std::vector<long> workerGlobalSteps(const std::string& log, int worker) {
-  std::regex line("Worker " + std::to_string(worker) +
-                  R"(: training step (\d+) done \(global step: (\d+)\))");
+// The global steps of a worker's step events, in order.
+std::vector<long> workerGlobalSteps(const std::string& logDir) {
   std::vector<long> steps;
-  for (const auto& text : lines(log)) {
-    std::smatch match;
-    if (std::regex_search(text, match, line)) steps.push_back(std::stol(match[2]));
-  }
+  for (const auto& event : eventsOf(logDir, "step")) steps.push_back(event->getValue<long>("step"));
   return steps;
 }
 
@@ -65,25 +64,39 @@ BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed)
   BOOST_TEST(summary->getValue<double>("elapsed_s") > 0);
 
   for (int w = 0; w < 2; ++w) {
-    auto log = readText(cluster.logs.file("worker-" + std::to_string(w) + "/deploy.log"));
-    auto steps = workerGlobalSteps(log, w);
+    const auto dir = cluster.logs.file("worker-" + std::to_string(w));
+    auto log = readText(dir + "/deploy.log");
+    auto steps = workerGlobalSteps(dir);
     BOOST_TEST(steps.size() > 50u);
     bool increasing = std::adjacent_find(steps.begin(), steps.end(), std::greater_equal<long>()) ==
                       steps.end();
     BOOST_TEST(increasing, "worker " << w << " global steps are not strictly increasing");
     BOOST_TEST(steps.back() <= 400);
+    const std::regex stepLine("Worker " + std::to_string(w) +
+                              R"(: training step \d+ done \(global step: \d+\))");
+    BOOST_TEST(std::regex_search(log, stepLine));
     BOOST_TEST(std::regex_search(log, std::regex(R"(Training ends @ \d+\.\d{6})")));
     BOOST_TEST(std::regex_search(log, std::regex(R"(Training elapsed time: \d+\.\d{6} s)")));
   }
   auto chief = readText(cluster.logs.file("worker-0/deploy.log"));
   BOOST_TEST(std::regex_search(chief, std::regex(R"(Accuracy at local step 100: [01]\.\d{4})")),
              chief.substr(chief.size() > 2000 ? chief.size() - 2000 : 0));
+  auto accuracy = eventsOf(cluster.logs.file("worker-0"), "accuracy");
+  BOOST_REQUIRE(!accuracy.empty());
+  BOOST_TEST(accuracy.front()->getValue<int>("localStep") == 100);
+  BOOST_TEST(accuracy.back()->getValue<int>("step") == 400);
+  BOOST_TEST(accuracy.back()->getValue<double>("accuracy") ==
+             summary->getValue<double>("test_accuracy"));
   BOOST_TEST(std::filesystem::file_size(cluster.logs.file("worker-0/model.bin")) > 25000u * 4);
 
   for (int p = 0; p < 2; ++p) {
-    auto log = readText(cluster.logs.file("ps-" + std::to_string(p) + "/deploy.log"));
+    const auto dir = cluster.logs.file("ps-" + std::to_string(p));
+    auto log = readText(dir + "/deploy.log");
     BOOST_TEST(contains(log, "PS " + std::to_string(p) + ": global step 400 done"));
-    BOOST_TEST(!contains(log, "global step 401"));
+    BOOST_TEST(highestStep(eventsOf(dir, "step")) == 400u);
+    auto done = eventsOf(dir, "done");
+    BOOST_REQUIRE(done.size() == 1u);
+    BOOST_TEST(done[0]->getValue<int>("step") == 400);
     BOOST_TEST(contains(log, "Training ends @"));
     BOOST_TEST(contains(log, "Training elapsed time:"));
   }
@@ -100,8 +113,7 @@ BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.9);
   // Every worker takes part in every synchronous step.
   for (int w = 0; w < 2; ++w) {
-    auto steps = workerGlobalSteps(
-        readText(cluster.logs.file("worker-" + std::to_string(w) + "/deploy.log")), w);
+    auto steps = workerGlobalSteps(cluster.logs.file("worker-" + std::to_string(w)));
     BOOST_TEST(steps.size() == 150u);
   }
 }
@@ -152,6 +164,35 @@ BOOST_AUTO_TEST_CASE(unresolvable_peer_ends_after_its_deadline) {
   expectOneErrorLine(result, 4, "no-such-peer.invalid:8000: DNS name did not resolve");
   auto log = readText(cluster.logs.file("deploy.log"));
   BOOST_TEST(contains(log, "waiting for no-such-peer.invalid:8000 (attempt 1): DNS name did not resolve"));
+}
+
+// A failure that is none of pstrain's own errors (here std::filesystem's: worker 0 makes its
+// completion record's directory under a regular file) is one line in deploy.log, where a pod's
+// history is kept, as well as on stderr.
+BOOST_AUTO_TEST_CASE(an_unexpected_failure_reaches_deploy_log_too) {
+  SyntheticCluster cluster;
+  writeFile(cluster.logs.file("a-file"), "");
+  auto ports = pstrain::net::freeLoopbackPorts(4);
+  auto start = [&](const std::string& role, int port, int httpPort,
+                   std::vector<std::string> more) {
+    std::vector<std::string> argv{
+        pstrainBinary(), "run", "--role", role, "--index", "0", "--ps-hosts",
+        "127.0.0.1:" + std::to_string(ports[0]), role == "ps" ? "--ps-port" : "--worker-port",
+        std::to_string(port), "--http-port", std::to_string(httpPort), "--data-dir",
+        cluster.data.path(), "--log-dir", cluster.logs.file(role), "--log-to-stdout", "false",
+        "--train-steps", "20", "--batch-size", "20", "--hidden-units", "16"};
+    argv.insert(argv.end(), more.begin(), more.end());
+    return std::make_unique<pstrain::app::ChildProcess>(argv, "/dev/null",
+                                                        cluster.logs.file(role + ".err"));
+  };
+  auto ps = start("ps", ports[0], ports[1], {});
+  auto worker = start("worker", ports[2], ports[3],
+                      {"--checkpoint-dir", cluster.logs.file("a-file/checkpoints")});
+  BOOST_REQUIRE(waitFor([&] { return worker->poll().has_value(); }, std::chrono::seconds(60)));
+  BOOST_TEST(*worker->poll() == 1);
+  const std::string line = "unexpected failure: filesystem error";
+  BOOST_TEST(contains(readText(cluster.logs.file("worker/deploy.log")), "[app] " + line));
+  BOOST_TEST(contains(readText(cluster.logs.file("worker.err")), "pstrain: " + line));
 }
 
 BOOST_AUTO_TEST_CASE(role_comes_from_the_pod_name) {

@@ -8,11 +8,11 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
-#include <regex>
 #include <thread>
 
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "support/events.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
@@ -25,14 +25,10 @@ namespace {
 
 constexpr int kSteps = 4000;
 
-// The highest "global step N" a ps has logged so far.
-long psGlobalStep(const std::string& log) {
-  static const std::regex line(R"(PS \d+: global step (\d+) done)");
-  long step = 0;
-  for (std::sregex_iterator it(log.begin(), log.end(), line), end; it != end; ++it) {
-    step = std::max(step, std::stol((*it)[1]));
-  }
-  return step;
+// The highest global step a ps of a `pstrain local` run (e.g. "ps-0") has recorded so far.
+long psGlobalStep(const TempDir& logs, const std::string& name) {
+  auto last = lastEventOf(logs.file(name), "step");  // a ps's steps only grow
+  return last ? last->getValue<long>("step") : 0;
 }
 
 struct Run {
@@ -80,7 +76,7 @@ Run runLocalWith(const TempDir& logs, long atStep, const std::function<void()>& 
   auto args = localArgs(logs, mode);
   argv.insert(argv.end(), args.begin(), args.end());
   pstrain::app::ChildProcess launcher(argv, logs.file("launcher.out"), logs.file("launcher.err"));
-  BOOST_REQUIRE(waitFor([&] { return psGlobalStep(readText(logs.file("ps-0/deploy.log"))) >= atStep; },
+  BOOST_REQUIRE(waitFor([&] { return psGlobalStep(logs, "ps-0") >= atStep; },
                         std::chrono::seconds(60)));
   duringRun();
   BOOST_REQUIRE(waitFor([&] { return launcher.poll().has_value(); }, std::chrono::seconds(120)));
@@ -89,15 +85,11 @@ Run runLocalWith(const TempDir& logs, long atStep, const std::function<void()>& 
 }
 
 // Signals the process that runs as `name` (e.g. "ps-1") of a `pstrain local` run: its PID is in
-// the start-up line of its own log (the last one, if it was restarted).
+// the started event of its own record (the last one, if it was restarted).
 void killChild(const TempDir& logs, const std::string& name, int signal) {
-  std::smatch match;
-  pid_t pid = 0;
-  for (const auto& line : lines(readText(logs.file(name + "/deploy.log")))) {
-    static const std::regex startUp(R"(\] pstrain \S+: \w+ \d+ of .*; pid (\d+)$)");
-    if (std::regex_search(line, match, startUp)) pid = pid_t(std::stol(match[1]));
-  }
-  BOOST_REQUIRE_MESSAGE(pid > 0, "no start-up line with a pid in " << name << "/deploy.log");
+  auto started = eventsOf(logs.file(name), "started");
+  BOOST_REQUIRE_MESSAGE(!started.empty(), "no started event in " << name << "/events.jsonl");
+  const auto pid = pid_t(started.back()->getValue<long>("pid"));
   BOOST_REQUIRE_MESSAGE(::kill(pid, signal) == 0, "no process " << name << " to kill");
 }
 
@@ -116,11 +108,12 @@ const Run& baseline() {
 BOOST_AUTO_TEST_CASE(kill_9_of_a_ps_costs_nothing_but_time) {
   TempDir logs;
   auto run = runLocalWith(logs, kSteps / 3, [&] { killChild(logs, "ps-1", SIGKILL); });
-  BOOST_TEST(run.out.find("ps-1 exited with status 137; starting it again") != std::string::npos,
-             run.out);
-  BOOST_TEST(readText(logs.file("ps-1/deploy.log")).find("PS 1: restored") != std::string::npos);
-  BOOST_TEST(readText(logs.file("worker-0/deploy.log")).find("reconnected to ps") !=
-             std::string::npos);
+  auto restarted = eventsOf(logs.path(), "restarted");
+  BOOST_REQUIRE(restarted.size() == 1u);
+  BOOST_TEST(restarted[0]->getValue<std::string>("child") == "ps-1");
+  BOOST_TEST(restarted[0]->getValue<int>("status") == 137);
+  BOOST_TEST(eventsOf(logs.file("ps-1"), "restored").size() == 1u);
+  BOOST_TEST(!eventsOf(logs.file("worker-0"), "reconnected").empty());
   BOOST_TEST(run.globalStep == kSteps);
   BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
              "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
@@ -129,17 +122,24 @@ BOOST_AUTO_TEST_CASE(kill_9_of_a_ps_costs_nothing_but_time) {
 BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
   TempDir logs;
   auto run = runLocalWith(logs, kSteps / 3, [&] { killChild(logs, "worker-1", SIGKILL); });
-  BOOST_TEST(run.out.find("worker-1 exited with status 137; starting it again") !=
-             std::string::npos, run.out);
-  // The restarted worker starts its local steps again, not the global step.
-  auto log = readText(logs.file("worker-1/deploy.log"));
-  std::regex connected(R"(Worker 1: connected to ps \S+ \(parameters \[0, \d+\), global step (\d+)\))");
-  std::vector<long> joinedAt;
-  for (std::sregex_iterator it(log.begin(), log.end(), connected), end; it != end; ++it) {
-    joinedAt.push_back(std::stol((*it)[1]));
+  auto restarted = eventsOf(logs.path(), "restarted");
+  BOOST_REQUIRE(restarted.size() == 1u);
+  BOOST_TEST(restarted[0]->getValue<std::string>("child") == "worker-1");
+  BOOST_TEST(restarted[0]->getValue<int>("status") == 137);
+  // The restarted worker joins at the global step reached, and starts its local steps again.
+  auto started = eventsOf(logs.file("worker-1"), "started");
+  BOOST_REQUIRE_MESSAGE(started.size() == 2u, started.size() << " started events");
+  auto connected = eventsOf(logs.file("worker-1"), "connected");
+  BOOST_REQUIRE(connected.size() == 4u);  // to each of 2 ps, twice
+  BOOST_TEST(connected.back()->getValue<long>("step") >= kSteps / 3);
+  const double restartTime = started.back()->getValue<double>("time");
+  long firstLocalStepAfter = 0;
+  for (const auto& step : eventsOf(logs.file("worker-1"), "step")) {
+    if (step->getValue<double>("time") < restartTime) continue;
+    firstLocalStepAfter = step->getValue<long>("localStep");
+    break;
   }
-  BOOST_REQUIRE(joinedAt.size() == 2u);
-  BOOST_TEST(joinedAt.back() >= kSteps / 3);
+  BOOST_TEST(firstLocalStepAfter == 1);
   BOOST_TEST(run.globalStep == kSteps);
   BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
              "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
@@ -149,7 +149,7 @@ BOOST_AUTO_TEST_CASE(asynchronous_training_completes_through_a_kill_9_of_a_ps) {
   TempDir logs;
   auto run = runLocalWith(logs, kSteps / 3, [&] { killChild(logs, "ps-1", SIGKILL); },
                           Mode::kAsync);
-  BOOST_TEST(readText(logs.file("ps-1/deploy.log")).find("PS 1: restored") != std::string::npos);
+  BOOST_TEST(eventsOf(logs.file("ps-1"), "restored").size() == 1u);
   BOOST_TEST(run.globalStep == kSteps);
   BOOST_TEST(run.accuracy >= 0.85);
 }
@@ -161,22 +161,26 @@ BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_che
   argv.insert(argv.end(), args.begin(), args.end());
   {
     pstrain::app::ChildProcess launcher(argv, logs.file("first.out"), logs.file("first.err"));
-    BOOST_REQUIRE(waitFor([&] { return psGlobalStep(readText(logs.file("ps-0/deploy.log"))) >=
-                                       kSteps / 3; },
+    BOOST_REQUIRE(waitFor([&] { return psGlobalStep(logs, "ps-0") >= kSteps / 3; },
                           std::chrono::seconds(60)));
     launcher.stop(std::chrono::seconds(10));  // SIGTERM: the launcher stops every child with it
   }
-  const long stoppedAt = psGlobalStep(readText(logs.file("ps-0/deploy.log")));
+  const long stoppedAt = psGlobalStep(logs, "ps-0");
   BOOST_TEST(stoppedAt < kSteps);
-  BOOST_TEST(readText(logs.file("ps-0/deploy.log")).find("received SIGTERM") != std::string::npos);
+  auto stopped = eventsOf(logs.file("ps-0"), "stopped");
+  BOOST_REQUIRE(stopped.size() == 1u);
+  BOOST_TEST(stopped[0]->getValue<std::string>("signal") == "SIGTERM");
+  auto checkpoints = eventsOf(logs.file("ps-0"), "checkpoint");
+  BOOST_REQUIRE(!checkpoints.empty());
+  auto lastCheckpoint = checkpoints.back();
 
   auto result = runPstrain(args);
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.err);
-  auto ps0 = readText(logs.file("ps-0/deploy.log"));
-  std::smatch restored;
-  BOOST_REQUIRE(std::regex_search(ps0, restored, std::regex(R"(PS 0: restored \S+ at global step (\d+))")));
+  auto restored = eventsOf(logs.file("ps-0"), "restored");
+  BOOST_REQUIRE(restored.size() == 1u);
   // SIGTERM wrote a last checkpoint: nothing applied before the stop was lost.
-  BOOST_TEST(std::stol(restored[1]) >= stoppedAt);
+  BOOST_TEST(restored[0]->getValue<long>("step") >= stoppedAt);
+  BOOST_TEST(restored[0]->getValue<long>("step") == lastCheckpoint->getValue<long>("step"));
   BOOST_TEST(summaryOf(logs, "").globalStep == kSteps);
 }
 
@@ -200,16 +204,18 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
     return std::make_unique<pstrain::app::ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
   };
   auto worker = restart("worker");
-  BOOST_TEST(waitFor([&] { return readText(logs.file("worker-1/deploy.log"))
-                                      .find("completed already at global step " +
-                                            std::to_string(kSteps) +
-                                            "; not training it again") != std::string::npos; },
-                     std::chrono::seconds(20)));
+  BOOST_TEST(waitFor(
+      [&] {
+        auto found = lastEventOf(logs.file("worker-1"), "alreadyCompleted");
+        return found && found->getValue<long>("step") == kSteps;
+      },
+      std::chrono::seconds(20)));
   auto ps = restart("ps");
-  BOOST_TEST(waitFor([&] { return readText(logs.file("ps-1/deploy.log"))
-                                      .find("at global step " + std::to_string(kSteps) +
-                                            ": the run has completed") !=
-                                  std::string::npos; },
+  BOOST_TEST(waitFor([&] {
+                       auto restored = lastEventOf(logs.file("ps-1"), "restored");
+                       return restored && restored->getValue<long>("step") == kSteps &&
+                              restored->getValue<bool>("completed");
+                     },
                      std::chrono::seconds(20)));
   BOOST_TEST(!worker->poll().has_value());  // idle, not exited
 }

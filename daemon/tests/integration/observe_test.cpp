@@ -2,10 +2,6 @@
 #include <boost/test/unit_test.hpp>
 
 #include <Poco/JSON/Parser.h>
-#include <Poco/Net/HTTPClientSession.h>
-#include <Poco/Net/HTTPRequest.h>
-#include <Poco/Net/HTTPResponse.h>
-#include <Poco/StreamCopier.h>
 
 #include <chrono>
 #include <filesystem>
@@ -15,6 +11,8 @@
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/blas_core.hpp"
+#include "support/events.hpp"
+#include "support/http.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
@@ -26,25 +24,8 @@ using namespace pstrain::testing;
 
 namespace {
 
-struct HttpResult {
-  int status = 0;
-  std::string body;
-};
-
-HttpResult httpGet(int port, const std::string& path) {
-  try {
-    Poco::Net::HTTPClientSession session("127.0.0.1", static_cast<Poco::UInt16>(port));
-    session.setTimeout(Poco::Timespan(2, 0));
-    Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_GET, path);
-    session.sendRequest(request);
-    Poco::Net::HTTPResponse response;
-    auto& stream = session.receiveResponse(response);
-    HttpResult result{int(response.getStatus()), {}};
-    Poco::StreamCopier::copyToString(stream, result.body);
-    return result;
-  } catch (const Poco::Exception&) {
-    return {};  // not listening yet
-  }
+Poco::JSON::Object::Ptr parseJson(const std::string& body) {
+  return Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
 }
 
 double metric(int port, const std::string& name, const std::string& labels) {
@@ -82,8 +63,9 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   Cluster cluster;
   const int psHttp = cluster.ports[1];
   const int workerHttp = cluster.ports[3];
-  const std::string workerLabels = "role=\"worker\",ordinal=\"0\"";
-  const std::string psLabels = "role=\"ps\",ordinal=\"0\"";
+  // Labels sorted by name, as parsePrometheus gives them.
+  const std::string workerLabels = "ordinal=\"0\",role=\"worker\"";
+  const std::string psLabels = "ordinal=\"0\",role=\"ps\"";
 
   // The worker starts first: alive, but not ready while no ps answers.
   cluster.worker = cluster.start("worker", cluster.ports[2], workerHttp);
@@ -105,14 +87,34 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   BOOST_TEST(waitFor([&] { return metric(workerHttp, "pstrain_global_step", workerLabels) > first; },
                      std::chrono::seconds(20)));
 
-  // What the ps reports is what its log says: the line of that step appears.
+  // What the ps reports is what its record says: the event of that step appears.
   double psStep = metric(psHttp, "pstrain_global_step", psLabels);
   BOOST_REQUIRE(psStep > 0);
-  const std::string line = "PS 0: global step " + std::to_string(long(psStep)) + " done";
-  BOOST_TEST(waitFor([&] { return readText(cluster.logs.file("ps/deploy.log")).find(line) !=
-                                  std::string::npos; },
-                     std::chrono::seconds(10)),
-             "missing in the ps log: " << line);
+  BOOST_TEST(waitFor(
+                 [&] {
+                   auto last = lastEventOf(cluster.logs.file("ps"), "step");
+                   return last && last->getValue<double>("step") >= psStep;
+                 },
+                 std::chrono::seconds(10)),
+             "no step event for global step " << psStep << " in the ps's events.jsonl");
+
+  // /events: the latest events, and those after a sequence number.
+  auto events = parseJson(httpGet(psHttp, "/events?after=0").body);
+  const auto next = events->getValue<std::uint64_t>("next");
+  auto list = events->getArray("events");
+  BOOST_REQUIRE(list->size() > 0u);
+  BOOST_TEST(list->size() <= next);
+  BOOST_TEST(list->getObject(0)->getValue<std::string>("role") == "ps");
+  const std::string afterNext = "/events?after=" + std::to_string(next);
+  BOOST_TEST(waitFor(
+      [&] { return parseJson(httpGet(psHttp, afterNext).body)->getArray("events")->size() > 0; },
+      std::chrono::seconds(10)));
+  auto later = parseJson(httpGet(psHttp, afterNext).body);
+  BOOST_TEST(later->getValue<std::uint64_t>("next") > next);
+  auto newer = later->getArray("events")->getObject(0);
+  BOOST_TEST(newer->getValue<double>("time") >=
+             list->getObject(unsigned(list->size() - 1))->getValue<double>("time"));
+  BOOST_TEST(httpGet(psHttp, "/events?after=soon").status == 400);
 
   auto samples = parsePrometheus(httpGet(psHttp, "/metrics").body);
   BOOST_TEST(samples.at("pstrain_received_bytes_total{" + psLabels + "}") > 0);
@@ -129,7 +131,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   const std::string blasCore = expectedBlasCore();
   BOOST_TEST(status->getValue<std::string>("blas_core") == blasCore);
   BOOST_TEST(metric(workerHttp, "pstrain_build_info",
-                    workerLabels + ",blas_core=\"" + blasCore + "\",version=\"" PSTRAIN_VERSION
+                    "blas_core=\"" + blasCore + "\"," + workerLabels + ",version=\"" PSTRAIN_VERSION
                                    "\"") == 1);
   BOOST_TEST(httpGet(psHttp, "/nowhere").status == 404);
 }

@@ -2,9 +2,11 @@
 #include <boost/test/unit_test.hpp>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "pstrain/model/mlp.hpp"
+#include "pstrain/model/model_file.hpp"
 #include "pstrain/ps/optimizer.hpp"
 
 using namespace pstrain::model;
@@ -108,4 +110,25 @@ BOOST_AUTO_TEST_CASE(gather_scales_pixels_to_unit_range) {
   BOOST_TEST(inputs.n_cols == 2u);
   BOOST_TEST(std::abs(inputs(0, 0) - 0.8f) < 1e-6);
   BOOST_TEST(inputs(1, 1) == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(model_file_holds_magic_layer_sizes_and_parameters) {
+  Layout layout = Layout::mnist({16});
+  std::vector<float> params(layout.parameterCount());
+  for (size_t i = 0; i < params.size(); ++i) params[i] = float(i) * 0.5f;
+  const std::string bytes = serializeModel(layout, params);
+  const size_t header = 8 + 4 * (1 + layout.sizes().size());
+  BOOST_REQUIRE(bytes.size() == header + 4 * params.size());
+  BOOST_TEST(bytes.substr(0, 8) == "PSTRAINM");
+  std::uint32_t count = 0;
+  std::memcpy(&count, bytes.data() + 8, 4);
+  BOOST_TEST(count == layout.sizes().size());
+  for (size_t i = 0; i < count; ++i) {
+    std::uint32_t size = 0;
+    std::memcpy(&size, bytes.data() + 12 + 4 * i, 4);
+    BOOST_TEST(int(size) == layout.sizes()[i]);
+  }
+  std::vector<float> read(params.size());
+  std::memcpy(read.data(), bytes.data() + header, 4 * read.size());
+  BOOST_TEST(read == params, boost::test_tools::per_element());
 }

@@ -3,43 +3,60 @@
 
 #include <Poco/JSON/Parser.h>
 
+#include <cmath>
+
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "support/prometheus.hpp"
 
 using namespace pstrain::observe;
-using pstrain::config::Role;
+using pstrain::Role;
 
 BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
-  Metrics metrics(Role::kWorker, 1, 500);
+  Events events("worker", 1);
+  Metrics metrics(Role::kWorker, 1, 500, events);
   metrics.recordStep(42, 0.5f);
-  metrics.pushSeconds.observe(0.0003);
-  metrics.pushSeconds.observe(2.0);
+  metrics.pushSeconds().Observe(0.0003);
+  metrics.pushSeconds().Observe(2.0);
   auto samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
-  BOOST_TEST(samples.at("pstrain_global_step{role=\"worker\",ordinal=\"1\"}") == 42);
-  BOOST_TEST(samples.at("pstrain_train_steps{role=\"worker\",ordinal=\"1\"}") == 500);
-  BOOST_TEST(samples.at("pstrain_loss{role=\"worker\",ordinal=\"1\"}") == 0.5);
-  BOOST_TEST(samples.at("pstrain_state{role=\"worker\",ordinal=\"1\",state=\"waiting\"}") == 1);
-  BOOST_TEST(samples.at("pstrain_build_info{role=\"worker\",ordinal=\"1\",blas_core=\"" +
-                        pstrain::blasCoreInUse() + "\",version=\"" PSTRAIN_VERSION "\"}") == 1);
+  // Labels sorted by name, as parsePrometheus gives them.
+  const std::string labels = "ordinal=\"1\",role=\"worker\"";
+  BOOST_TEST(samples.at("pstrain_global_step{" + labels + "}") == 42);
+  BOOST_TEST(samples.at("pstrain_train_steps{" + labels + "}") == 500);
+  BOOST_TEST(samples.at("pstrain_loss{" + labels + "}") == 0.5);
+  BOOST_TEST(std::isnan(samples.at("pstrain_test_accuracy{" + labels + "}")));
+  BOOST_TEST(samples.at("pstrain_state{" + labels + ",state=\"waiting\"}") == 1);
+  BOOST_TEST(samples.at("pstrain_state{" + labels + ",state=\"training\"}") == 0);
+  BOOST_TEST(samples.at("pstrain_build_info{blas_core=\"" + pstrain::blasCoreInUse() + "\"," +
+                        labels + ",version=\"" PSTRAIN_VERSION "\"}") == 1);
+  metrics.traffic.sent += 300;
+  ++metrics.reconnects;
+  samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  BOOST_TEST(samples.at("pstrain_sent_bytes_total{" + labels + "}") == 300);
+  BOOST_TEST(samples.at("pstrain_reconnects_total{" + labels + "}") == 1);
+  metrics.traffic.sent += 200;
+  samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  BOOST_TEST(samples.at("pstrain_sent_bytes_total{" + labels + "}") == 500);
 }
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {
-  Metrics metrics(Role::kPs, 0, 10);
-  metrics.pushSeconds.observe(0.00005);
-  metrics.pushSeconds.observe(0.003);
-  metrics.pushSeconds.observe(5.0);
+  Events events("ps", 0);
+  Metrics metrics(Role::kPs, 0, 10, events);
+  metrics.pushSeconds().Observe(0.00005);
+  metrics.pushSeconds().Observe(0.003);
+  metrics.pushSeconds().Observe(5.0);
   auto samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
-  const std::string labels = "role=\"ps\",ordinal=\"0\"";
-  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{" + labels + ",le=\"0.0001\"}") == 1);
-  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{" + labels + ",le=\"0.005\"}") == 2);
-  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{" + labels + ",le=\"+Inf\"}") == 3);
+  const std::string labels = "ordinal=\"0\",role=\"ps\"";
+  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"0.0001\"," + labels + "}") == 1);
+  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"0.005\"," + labels + "}") == 2);
+  BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"+Inf\"," + labels + "}") == 3);
   BOOST_TEST(samples.at("pstrain_push_seconds_count{" + labels + "}") == 3);
   BOOST_TEST(std::abs(samples.at("pstrain_push_seconds_sum{" + labels + "}") - 5.00305) < 1e-6);
 }
 
 BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
-  Metrics metrics(Role::kWorker, 0, 100);
+  Events events("worker", 0);
+  Metrics metrics(Role::kWorker, 0, 100, events);
   metrics.setState(State::kTraining);
   metrics.recordStep(7, 1.25f);
   metrics.setPeers({"ps a:1", "ps b:2"});

@@ -4,24 +4,28 @@
 #include <regex>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/observe/events.hpp"
 #include "pstrain/plot/training_curve.hpp"
 #include "support/idx_files.hpp"
 
 using namespace pstrain::plot;
+using pstrain::observe::Events;
+using pstrain::observe::State;
 using pstrain::testing::TempDir;
-using pstrain::testing::writeFile;
 
-BOOST_AUTO_TEST_CASE(reads_loss_from_ps_lines_and_accuracy_at_the_chiefs_global_step) {
+BOOST_AUTO_TEST_CASE(reads_loss_from_ps_steps_and_accuracy_at_its_global_step) {
   TempDir dir;
-  writeFile(dir.file("ps.log"),
-            "[t] [ps] PS 0: global step 1 done (worker 0, local step 1, loss 2.3000)\n"
-            "[t] [ps] PS 0: global step 2 done (worker 1, local step 1, loss 1.5000)\n");
-  writeFile(dir.file("worker.log"),
-            "[t] [worker] Worker 0: training step 1 done (global step: 1)\n"
-            "[t] [worker] Worker 0: training step 2 done (global step: 3)\n"
-            "[t] [worker] Accuracy at local step 2: 0.7500\n"
-            "[t] [worker] unrelated line\n");
-  auto curve = readTrainingCurve({dir.file("ps.log"), dir.file("worker.log")});
+  {
+    Events ps("ps", 0, dir.file("ps.jsonl"));
+    ps.state(State::kTraining);
+    ps.step(1, 2.3f, 0, 1);
+    ps.step(2, 1.5f, 1, 1);
+    Events worker("worker", 0, dir.file("worker.jsonl"));
+    worker.workerStep(1, 1, 9.0f);  // a worker's loss is its own batch's: not plotted
+    worker.workerStep(2, 3, 9.0f);
+    worker.accuracy(2, 3, 0.75);
+  }
+  auto curve = readTrainingCurve({dir.file("ps.jsonl"), dir.file("worker.jsonl")});
   BOOST_REQUIRE(curve.loss.size() == 2u);
   BOOST_TEST(curve.loss[1].globalStep == 2u);
   BOOST_TEST(curve.loss[1].value == 1.5);
@@ -49,6 +53,6 @@ BOOST_AUTO_TEST_CASE(svg_keeps_every_accuracy_point_and_thins_the_loss) {
   BOOST_TEST(svg.find("test accuracy</text>") != std::string::npos);
 }
 
-BOOST_AUTO_TEST_CASE(unreadable_log_is_an_io_error) {
-  BOOST_CHECK_THROW(readTrainingCurve({"/nonexistent/deploy.log"}), pstrain::IoError);
+BOOST_AUTO_TEST_CASE(unreadable_events_file_is_an_io_error) {
+  BOOST_CHECK_THROW(readTrainingCurve({"/nonexistent/events.jsonl"}), pstrain::IoError);
 }

@@ -1,11 +1,16 @@
 #define BOOST_TEST_MODULE in_process
 #include <boost/test/unit_test.hpp>
 
+#include <Poco/JSON/Parser.h>
+
 #include <chrono>
 #include <thread>
 
+#include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
+#include "support/idx_files.hpp"
 #include "support/in_process_cluster.hpp"
+#include "support/process_run.hpp"
 #include "support/wait.hpp"
 
 // The ps and worker logic as threads over the in-process transport: whole runs and fault
@@ -33,6 +38,21 @@ std::uint64_t globalStep(InProcessCluster& cluster) {
     step = std::min(step, cluster.server(i).globalStep());
   }
   return step;
+}
+
+// The peers of the events named `event` that a worker has recorded.
+std::vector<std::string> peersOf(InProcessCluster& cluster, int worker, const std::string& event) {
+  auto recorded = Poco::JSON::Parser()
+                      .parse(cluster.workerMetrics(worker).events().since(0))
+                      .extract<Poco::JSON::Object::Ptr>()
+                      ->getArray("events");
+  std::vector<std::string> peers;
+  for (size_t i = 0; i < recorded->size(); ++i) {
+    auto e = recorded->getObject(unsigned(i));
+    if (e->getValue<std::string>("event") != event) continue;
+    peers.push_back(e->getValue<std::string>("peer"));
+  }
+  return peers;
 }
 
 // One gradient of the right size that changes nothing much.
@@ -73,6 +93,13 @@ BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   BOOST_TEST(cluster.server(0).globalStep() == 4000u);
   BOOST_TEST(results[0].globalStep == 4000u);
   BOOST_TEST(cluster.workerMetrics(0).reconnects + cluster.workerMetrics(1).reconnects >= 2u);
+  // Each worker's record tells which ps it lost and got back.
+  const std::vector<std::string> ps1{"ps " + InProcessCluster::psEndpoint(1).toString()};
+  for (int w = 0; w < 2; ++w) {
+    BOOST_TEST(peersOf(cluster, w, "lost") == ps1);
+    BOOST_TEST(peersOf(cluster, w, "reconnected") == ps1);
+    BOOST_TEST(peersOf(cluster, w, "connected").size() == 2u);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
@@ -141,5 +168,54 @@ BOOST_AUTO_TEST_CASE(a_ps_that_never_appears_ends_after_the_peer_timeout) {
   } catch (const UnreachableError& e) {
     BOOST_TEST(std::string(e.what()).find("ps-0:8000: connection to ps-0:8000: nothing listens") !=
                std::string::npos);
+  }
+}
+
+namespace {
+
+// A ps of `cluster`'s run whose checkpoint is `path`.
+std::unique_ptr<ps::Server> psWithCheckpoint(const InProcessCluster& cluster,
+                                             observe::Metrics& metrics, const std::string& path,
+                                             double everySeconds = 0) {
+  auto options = app::serverOptions(cluster.settings(), 0);
+  options.checkpointPath = path;
+  options.checkpointEverySeconds = everySeconds;
+  return std::make_unique<ps::Server>(std::move(options), metrics);
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_corrupt_checkpoint_is_a_file_error_naming_the_file) {
+  InProcessCluster cluster(flags(1, 1, 10));
+  TempDir dir;
+  const auto path = dir.file("checkpoint.bin");
+  writeFile(path, "not a checkpoint, only some text");
+  observe::Events events("ps", 0);
+  observe::Metrics metrics(Role::kPs, 0, 10, events);
+  try {
+    psWithCheckpoint(cluster, metrics, path);
+    BOOST_FAIL("a corrupt checkpoint was restored");
+  } catch (const IoError& e) {
+    BOOST_TEST(contains(e.what(), "checkpoint " + path + " cannot be restored"), e.what());
+    BOOST_TEST(e.exitCode() == kExitIo);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_crash) {
+  InProcessCluster cluster(flags(1, 1, 10));
+  TempDir dir;
+  writeFile(dir.file("a-file"), "");
+  const auto path = dir.file("a-file/checkpoint.bin");  // under a file: no directory there
+  observe::Events events("ps", 0);
+  observe::Metrics metrics(Role::kPs, 0, 10, events);
+  // Periodic checkpoints fail and are logged; the process goes on.
+  auto server = psWithCheckpoint(cluster, metrics, path, 0.01);
+  // Nothing to wait for: the failures are only logged. Ten periods pass; the process lives.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  try {
+    server->checkpoint();
+    BOOST_FAIL("a checkpoint under a file was written");
+  } catch (const IoError& e) {
+    BOOST_TEST(contains(e.what(), "cannot write " + path), e.what());
   }
 }

@@ -35,10 +35,17 @@ ps::Dialer InProcessCluster::dialer() {
   };
 }
 
+void InProcessCluster::newWorkerMetrics(WorkerThread& worker, int index) {
+  worker.events = std::make_unique<observe::Events>("worker", index);
+  worker.metrics = std::make_unique<observe::Metrics>(
+      Role::kWorker, index, std::uint64_t(settings_.trainSteps), *worker.events);
+}
+
 void InProcessCluster::startPs(int index) {
   auto& ps = servers_[index];
-  ps.metrics = std::make_unique<observe::Metrics>(config::Role::kPs, index,
-                                                  std::uint64_t(settings_.trainSteps));
+  ps.events = std::make_unique<observe::Events>("ps", index);
+  ps.metrics = std::make_unique<observe::Metrics>(
+      Role::kPs, index, std::uint64_t(settings_.trainSteps), *ps.events);
   auto options = app::serverOptions(settings_, index);
   options.checkpointPath = checkpoints_.file("ps-" + std::to_string(index) + ".bin");
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.metrics);
@@ -60,19 +67,15 @@ std::unique_ptr<ps::Client> InProcessCluster::client(int index,
   for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
   auto options = app::clientOptions(settings_, index, ps);
   if (runId) options.runId = *runId;
-  auto& metrics = workers_[index].metrics;
-  if (!metrics) {
-    metrics = std::make_unique<observe::Metrics>(config::Role::kWorker, index,
-                                                 std::uint64_t(settings_.trainSteps));
-  }
-  return std::make_unique<ps::Client>(options, dialer(), *metrics);
+  auto& worker = workers_[index];
+  if (!worker.metrics) newWorkerMetrics(worker, index);
+  return std::make_unique<ps::Client>(options, dialer(), *worker.metrics);
 }
 
 void InProcessCluster::startWorker(int index) {
   auto& worker = workers_[index];
   if (worker.thread.joinable()) worker.thread.join();
-  worker.metrics = std::make_unique<observe::Metrics>(config::Role::kWorker, index,
-                                                      std::uint64_t(settings_.trainSteps));
+  newWorkerMetrics(worker, index);
   worker.client = client(index);
   worker.trainer = std::make_unique<worker::Trainer>(app::trainerOptions(settings_, index),
                                                      *worker.client, *worker.metrics);

@@ -49,10 +49,12 @@ class InProcessCluster {
 
  private:
   struct PsThread {
+    std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
     std::unique_ptr<ps::Server> server;
   };
   struct WorkerThread {
+    std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
     std::unique_ptr<ps::Client> client;
     std::unique_ptr<worker::Trainer> trainer;
@@ -62,6 +64,7 @@ class InProcessCluster {
   };
 
   ps::Dialer dialer();
+  void newWorkerMetrics(WorkerThread& worker, int index);
 
   TempDir checkpoints_;
   config::Config settings_;

@@ -14,6 +14,7 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,6 +25,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"pstrain/tests/e2e/harness"
 )
 
 // Cluster is a running cluster and the tools that drive it.
@@ -123,22 +126,11 @@ func (c *Cluster) WorkerNodes() ([]string, error) {
 	return strings.Fields(r.Stdout), nil
 }
 
-// Until calls check every second until it returns done, for at most timeout. It fails with what
-// check last said when the time is up, or at once when check returns an error (no point waiting).
+// Until calls check every second until it returns done, for at most timeout (harness.Until).
 func Until(timeout time.Duration, what string, check func() (done bool, said string, err error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		done, said, err := check()
-		switch {
-		case err != nil:
-			return fmt.Errorf("gave up waiting for %s: %v\n%s", what, err, said)
-		case done:
-			return nil
-		case time.Now().After(deadline):
-			return fmt.Errorf("no %s after %s:\n%s", what, timeout, said)
-		}
-		time.Sleep(time.Second)
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return harness.Until(ctx, what, check)
 }
 
 // Ready says whether the pod runs with every container ready.

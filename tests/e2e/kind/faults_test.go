@@ -3,11 +3,12 @@ package kind_test
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"pstrain/tests/e2e/harness"
 )
 
 // A run long enough to last through helm test and two pod deletions (about a minute at the
@@ -24,9 +25,9 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 
 	// The test pod waits for progress of every ps and worker 0, and prints it.
 	res := kind.Run(repo, "helm", "test", releaseName, "--namespace", r.namespace, "--logs")
-	for _, want := range []string{`Phase: +Succeeded`, `mnist-ps-0.mnist-ps:8080 ps 0: training: global step [1-9]`,
-		`mnist-ps-1.mnist-ps:8080 ps 1: training: global step [1-9]`,
-		`mnist-worker-0.mnist-worker:8080 worker 0: training: global step [1-9]`} {
+	for _, want := range []string{`Phase: +Succeeded`, `mnist-ps-0.mnist-ps:8090 ps 0: training: global step [1-9]`,
+		`mnist-ps-1.mnist-ps:8090 ps 1: training: global step [1-9]`,
+		`mnist-worker-0.mnist-worker:8090 worker 0: training: global step [1-9]`} {
 		if res.Err != nil || !regexp.MustCompile(want).MatchString(res.Stdout) {
 			t.Fatalf("helm test while training: no %q in\n%s", want, res)
 		}
@@ -35,22 +36,20 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 
 	deleteAt := r.waitStep("mnist-ps-1", longRun/5)
 	after := deletePod(t, r, "mnist-ps-1", before)
-	logs := kind.Kubectl("logs", "--namespace", r.namespace, "mnist-ps-1")
-	restored := regexp.MustCompile(`PS 1: restored \S+ at global step (\d+)`).FindStringSubmatch(logs.Stdout)
-	if restored == nil {
-		t.Fatalf("the new mnist-ps-1 did not restore a checkpoint:\n%s", logs)
+	ps1, err := r.podFacts("mnist-ps-1")
+	if err != nil || len(ps1.Restored) != 1 {
+		t.Fatalf("the new mnist-ps-1 did not restore a checkpoint once (%v): %s", err, harness.Lines(ps1.Restored))
 	}
-	if step, _ := strconv.Atoi(restored[1]); step < deleteAt || step >= longRun {
+	if step := ps1.Restored[0].Step; step < deleteAt || step >= longRun {
 		t.Errorf("the new mnist-ps-1 restored global step %d; it was at %d when deleted", step, deleteAt)
 	}
-	t.Log(restored[0])
+	t.Log(harness.Lines(ps1.Restored))
 
 	r.waitStep("mnist-ps-1", longRun/2)
 	deletePod(t, r, "mnist-worker-1", after)
 	r.waitCompleted()
-	logs = kind.Kubectl("logs", "--namespace", r.namespace, "mnist-worker-1")
-	if !strings.Contains(logs.Stdout, "Worker 1: training step") {
-		t.Errorf("the new mnist-worker-1 did not train:\n%s", logs)
+	if w1, err := r.podFacts("mnist-worker-1"); err != nil || len(w1.Steps) == 0 {
+		t.Errorf("the new mnist-worker-1 recorded no training step (%v)", err)
 	}
 	assertNotRestarted(t, r)
 }

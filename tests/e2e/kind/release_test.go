@@ -1,10 +1,12 @@
 package kind_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"pstrain/tests/e2e/cluster"
+	"pstrain/tests/e2e/harness"
 )
 
 const (
@@ -23,6 +26,8 @@ const (
 	trainTimeout = 8 * time.Minute
 	// The pod's log, as values.yml mounts it.
 	podLog = "/tmp/mnist-log/deploy.log"
+	// The chart's default http.port, where `pstrain status` asks.
+	httpPort = 8090
 )
 
 // The pods of values.yml: 2 ps and 2 workers.
@@ -37,6 +42,7 @@ type release struct {
 	t          *testing.T
 	namespace  string
 	trainSteps int
+	installed  bool
 }
 
 // imageValues are the only values the scenarios set besides their own: the image under test.
@@ -79,13 +85,19 @@ func (r *release) install(args ...string) cluster.Result {
 	if res.Err != nil {
 		r.t.Fatalf("helm install failed:\n%s", res)
 	}
+	r.installed = true
 	return res
 }
 
-// remove uninstalls the release, waits until its pods are gone, deletes the scenario's namespace
-// and empties the nodes' log directory, so the next scenario finds no log or checkpoint.
-func (r *release) remove() {
-	kind.Run(repo, "helm", "uninstall", releaseName, "--namespace", r.namespace, "--wait", "--timeout", "2m")
+// uninstall is `helm uninstall`, which must succeed; it returns when the release's pods are
+// gone. The logs and checkpoints stay on the nodes.
+func (r *release) uninstall() cluster.Result {
+	r.t.Helper()
+	res := kind.Run(repo, "helm", "uninstall", releaseName, "--namespace", r.namespace, "--wait", "--timeout", "2m")
+	if res.Err != nil || !strings.Contains(res.Stdout, `release "mnist" uninstalled`) {
+		r.t.Errorf("helm uninstall:\n%s", res)
+	}
+	r.installed = false
 	// helm uninstall leaves the pod of the last helm test (a hook's resource).
 	kind.Kubectl("delete", "pod", "--namespace", r.namespace, "--ignore-not-found", releaseName+"-test")
 	err := cluster.Until(2*time.Minute, "release's pods gone", func() (bool, string, error) {
@@ -94,6 +106,15 @@ func (r *release) remove() {
 	})
 	if err != nil {
 		r.t.Errorf("after helm uninstall: %v", err)
+	}
+	return res
+}
+
+// remove uninstalls the release if installed, deletes the scenario's namespace and empties the nodes' log
+// directory, so the next scenario finds no log or checkpoint.
+func (r *release) remove() {
+	if r.installed {
+		r.uninstall()
 	}
 	if r.namespace != "default" {
 		if res := kind.Kubectl("delete", "namespace", r.namespace, "--wait", "--timeout", "2m"); res.Err != nil {
@@ -172,7 +193,7 @@ var statusLine = regexp.MustCompile(`: (waiting|training|completed): global step
 // progress is the pod's state and global step, from `pstrain status` in the pod as the chart's
 // NOTES show it.
 func (r *release) progress(pod string) (state string, step int, said string, err error) {
-	res := r.exec(pod, "pstrain", "status", "localhost:8080")
+	res := r.exec(pod, "pstrain", "status", fmt.Sprintf("localhost:%d", httpPort))
 	if res.Err != nil {
 		return "", 0, res.String(), nil // e.g. the pod is being replaced
 	}
@@ -206,7 +227,7 @@ func (r *release) waitStep(pod string, step int) int {
 }
 
 // waitCompleted waits until worker 0 reports the run completed at its last global step, and
-// every ps logged that step, its last.
+// every ps recorded that step, its last, once (in the events of its container's process).
 func (r *release) waitCompleted() {
 	r.t.Helper()
 	err := cluster.Until(trainTimeout, fmt.Sprintf("run completed at global step %d", r.trainSteps), func() (bool, string, error) {
@@ -221,9 +242,9 @@ func (r *release) waitCompleted() {
 	}
 	r.t.Logf("worker 0: completed at global step %d", r.trainSteps)
 	for _, ps := range psPods {
-		last := fmt.Sprintf("%s: global step %d done", psMarker(ps), r.trainSteps)
-		if res := r.exec(ps, "grep", "-c", last, podLog); res.Err != nil || strings.TrimSpace(res.Stdout) != "1" {
-			r.t.Errorf("%s's log has not one %q:\n%s", ps, last, res)
+		f, err := r.podFacts(ps)
+		if i := slices.Index(f.Steps, r.trainSteps); err != nil || i < 0 || i != len(f.Steps)-1 {
+			r.t.Errorf("%s's step events do not end with one of global step %d (%v): ... %v", ps, r.trainSteps, err, f.Steps[max(0, len(f.Steps)-5):])
 		}
 	}
 	res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
@@ -231,13 +252,6 @@ func (r *release) waitCompleted() {
 		r.t.Errorf("worker 0's result.json is not of global step %d:\n%s", r.trainSteps, res)
 	}
 }
-
-// psMarker and workerMarker are how a pod's own log lines start: "PS 1:", "Worker 0:".
-func psMarker(pod string) string { return "PS " + ordinal(pod) }
-
-func workerMarker(pod string) string { return "Worker " + ordinal(pod) }
-
-func ordinal(pod string) string { return pod[strings.LastIndex(pod, "-")+1:] }
 
 // tails are the last lines of the pods' logs, to explain a failure.
 func (r *release) tails(pods ...string) string {
@@ -248,16 +262,28 @@ func (r *release) tails(pods ...string) string {
 	return b.String()
 }
 
-// nodeLog is the host's copy of the pod's deploy.log: the nodes' /tmp/mnist is kind.LogDir.
-// The chart puts it in <pod>/ or <namespace>/<pod>/ there.
-func (r *release) nodeLog(pod string) (string, error) {
-	for _, path := range []string{filepath.Join(kind.LogDir, pod, "deploy.log"),
-		filepath.Join(kind.LogDir, r.namespace, pod, "deploy.log")} {
+// podFacts are the facts of the events of the process in the pod's container: its
+// events.jsonl read in the pod (the log volume may be an emptyDir) from its last start on.
+func (r *release) podFacts(pod string) (harness.Facts, error) {
+	res := r.exec(pod, "cat", harness.PodEvents)
+	if res.Err != nil {
+		return harness.Facts{}, errors.New(res.String())
+	}
+	events, err := harness.ReadEvents([]byte(res.Stdout))
+	return harness.ReadFacts(pod, harness.LastProcess(events)), err
+}
+
+// nodeFacts are the facts of the host's copy of the pod's events.jsonl: the nodes' /tmp/mnist
+// is kind.LogDir. The chart puts it in <pod>/ or <namespace>/<pod>/ there.
+func (r *release) nodeFacts(pod string) (harness.Facts, error) {
+	for _, path := range []string{filepath.Join(kind.LogDir, pod, "events.jsonl"),
+		filepath.Join(kind.LogDir, r.namespace, pod, "events.jsonl")} {
 		if data, err := os.ReadFile(path); err == nil {
-			return string(data), nil
+			events, err := harness.ReadEvents(data)
+			return harness.ReadFacts(pod, events), err
 		}
 	}
-	return "", fmt.Errorf("no deploy.log of %s in %s", pod, kind.LogDir)
+	return harness.Facts{}, fmt.Errorf("no events.jsonl of %s in %s", pod, kind.LogDir)
 }
 
 // assertNotRestarted fails the test if a container of the release has restarted or was OOM-killed.

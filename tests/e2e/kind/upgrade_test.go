@@ -2,11 +2,11 @@ package kind_test
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 
 	"pstrain/tests/e2e/cluster"
+	"pstrain/tests/e2e/harness"
 )
 
 // `helm upgrade` with a value that is not part of the run (checkpoints.everySeconds) a fifth into
@@ -42,12 +42,12 @@ func TestUpgradeKeepsTheRun(t *testing.T) {
 	t.Log("helm upgrade: every pod replaced")
 
 	for _, ps := range psPods {
-		logs := kind.Kubectl("logs", "--namespace", r.namespace, ps)
-		restored := regexp.MustCompile(psMarker(ps) + `: restored \S+ at global step [1-9]\d*`).FindString(logs.Stdout)
-		if restored == "" || strings.Contains(logs.Stdout, "belongs to another run") {
-			t.Errorf("the upgraded %s did not resume the run from its checkpoint:\n%s", ps, logs)
+		// A ps that found a checkpoint of another run would start over, restoring nothing.
+		f, err := r.podFacts(ps)
+		if err != nil || len(f.Restored) != 1 || f.Restored[0].Step <= 0 {
+			t.Errorf("the upgraded %s did not resume the run from its checkpoint (%v):\n%s", ps, err, harness.Lines(f.Restored))
 		} else {
-			t.Log(restored)
+			t.Log(harness.Lines(f.Restored))
 		}
 	}
 	r.waitCompleted()

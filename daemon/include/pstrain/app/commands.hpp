@@ -17,6 +17,9 @@ int runSingle(const std::vector<std::string>& args);
 // `pstrain status HOST:PORT`: a process's /status in human form.
 int runStatus(const std::vector<std::string>& args);
 
+// `pstrain serve --model FILE [--http-port N]`: predictions and the page from a model file.
+int runServe(const std::vector<std::string>& args);
+
 // `pstrain plot DEPLOY_LOG... -o curve.svg`: the training curve as an SVG chart.
 int runPlot(const std::vector<std::string>& args);
 

@@ -8,7 +8,6 @@
 
 namespace pstrain::cluster {
 
-using config::Role;
 
 // A StatefulSet pod name, `<prefix>-<role>-<ordinal>`, taken apart.
 struct PodName {

@@ -43,7 +43,7 @@ class ByteWriter {
   std::vector<std::uint8_t>& out_;
 };
 
-// Reads fixed-width fields from untrusted bytes; reading past the end throws ProtocolError.
+// Reads fixed-width fields from untrusted bytes; reading past the end throws DecodeError.
 class ByteReader {
  public:
   ByteReader(const std::uint8_t* data, size_t size) : data_(data), size_(size) {}
@@ -72,13 +72,12 @@ class ByteReader {
 
   // Fields must fill the message exactly: trailing bytes are as wrong as missing ones.
   void expectEnd() const {
-    if (at_ != size_) throw ProtocolError("message has " + std::to_string(size_ - at_) +
-                                          " unexpected trailing bytes");
+    if (at_ != size_) throw DecodeError(std::to_string(size_ - at_) + " unexpected trailing bytes");
   }
 
  private:
   void need(size_t bytes) const {
-    if (size_ - at_ < bytes) throw ProtocolError("message is shorter than its fields");
+    if (size_ - at_ < bytes) throw DecodeError("shorter than its fields");
   }
 
   const std::uint8_t* data_;

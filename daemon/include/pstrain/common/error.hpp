@@ -62,6 +62,14 @@ class UnreachableError : public PeerError {
   using PeerError::PeerError;
 };
 
+// Bytes that do not hold the fields their format says: too few, or some left over. Neutral
+// about whose bytes they were: the reader of a frame makes it a ProtocolError, the reader of a
+// file an error naming the file.
+class DecodeError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A local file could not be read or written.
 class IoError : public Error {
  public:

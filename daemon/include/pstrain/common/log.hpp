@@ -17,6 +17,10 @@ void initConsole();
 // The named logger of one module ("ps", "worker", ...), sharing the sinks set by init().
 std::shared_ptr<spdlog::logger> logger(const std::string& name);
 
+// A logger that writes each message as it is, one a line, to `path` (appended), flushed as
+// deploy.log is: messages below warn level within a second, the others at once, all by flush().
+std::shared_ptr<spdlog::logger> recordFile(const std::string& path);
+
 // Writes buffered lines out; called before the process exits or idles.
 void flush();
 

@@ -6,12 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "pstrain/common/role.hpp"
+
 namespace pstrain::config {
 
-enum class Role { kPs, kWorker };
 enum class OptimizerKind { kAdam, kSgd };
-
-std::string roleName(Role role);
 
 // The validated configuration of one process. Built once by load(); never changed after.
 struct Config {

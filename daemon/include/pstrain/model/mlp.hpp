@@ -28,9 +28,15 @@ class Mlp {
   // Number of examples whose most probable class is their label.
   size_t countCorrect(const float* params, const arma::fmat& inputs, const std::uint8_t* labels);
 
+  // The class probabilities of each example (one column of classes per input column); valid
+  // until the next call.
+  const arma::fmat& probabilities(const float* params, const arma::fmat& inputs);
+
  private:
   void forward(const float* params, const arma::fmat& inputs);
-  // Turns the last layer's logits into probabilities; returns the mean cross-entropy.
+  // Turns the last layer's logits into probabilities, column by column.
+  void softmax();
+  // softmax(), then the mean cross-entropy against `labels`.
   float softmaxCrossEntropy(const std::uint8_t* labels);
 
   Layout layout_;

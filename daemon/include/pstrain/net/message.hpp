@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "pstrain/config/config.hpp"
+#include "pstrain/common/role.hpp"
 #include "pstrain/net/auth.hpp"
 
 namespace pstrain::net {
@@ -53,7 +53,7 @@ size_t fieldsSize(const FrameHeader& frame);
 bool carriesValues(MessageType type);
 
 struct Hello {
-  config::Role role;
+  Role role;
   std::uint32_t index;
   std::uint64_t parameterCount;
   std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
@@ -89,7 +89,7 @@ struct Params {
 };
 
 struct StatusReply {
-  config::Role role;
+  Role role;
   std::uint32_t index;
   std::uint64_t globalStep;
   bool done;

@@ -1,45 +1,35 @@
 #pragma once
 
-#include <array>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/connection.hpp"
+#include "pstrain/observe/events.hpp"
 
 namespace pstrain::observe {
 
-// A Prometheus histogram of durations in seconds, safe to observe from any thread.
-class Histogram {
- public:
-  static constexpr std::array<double, 10> kBounds{0.0001, 0.00025, 0.0005, 0.001, 0.0025,
-                                                  0.005,  0.01,    0.025,  0.1,   1.0};
-
-  void observe(double seconds);
-  void render(std::string& out, const std::string& name, const std::string& labels) const;
-
- private:
-  std::array<std::atomic<std::uint64_t>, kBounds.size() + 1> buckets_{};  // last: +Inf
-  std::atomic<std::uint64_t> sumNanoseconds_{0};
-};
-
-enum class State { kWaiting, kTraining, kCompleted };
-std::string stateName(State state);
-
-// What one process reports on /metrics and /status. The training code updates it as it goes;
-// every field can be read from the HTTP threads at any time.
+// What one process reports on /metrics and /status, and its record of events (/events,
+// events.jsonl). The training code updates it as it goes; every field can be read from the
+// HTTP threads at any time.
 class Metrics {
  public:
-  Metrics(config::Role role, int ordinal, std::uint64_t trainSteps);
+  Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& events);
+  ~Metrics();
 
-  config::Role role() const { return role_; }
+  Role role() const { return role_; }
   int ordinal() const { return ordinal_; }
 
-  void setState(State state) { state_ = state; }
+  // Records a change of state as an event too.
+  void setState(State state);
   State state() const { return state_; }
 
   // Records the global step (and, when known, the loss of the step that reached it).
@@ -49,12 +39,16 @@ class Metrics {
   void setPeers(std::vector<std::string> peers);
 
   std::uint64_t globalStep() const { return globalStep_; }
+  Events& events() const { return events_; }
 
+  // Counted where they happen (net/ knows nothing of Prometheus); exposed at each scrape.
   net::TrafficCounters traffic;
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> rejectedConnections{0};
-  Histogram pushSeconds;
-  Histogram pullSeconds;
+
+  // Seconds a push (worker: its round trip; ps: applying it) and a pull take.
+  prometheus::Histogram& pushSeconds();
+  prometheus::Histogram& pullSeconds();
 
   // The Prometheus text exposition of everything above.
   std::string prometheusText() const;
@@ -64,15 +58,20 @@ class Metrics {
  private:
   double stepsPerSecond() const;
 
-  const config::Role role_;
+  const Role role_;
   const int ordinal_;
   const std::uint64_t trainSteps_;
+  Events& events_;
   const std::string blasCore_;  // the OpenBLAS kernels in use: what a slow process computes with
   std::atomic<State> state_{State::kWaiting};
   std::atomic<std::uint64_t> globalStep_{0};
   std::atomic<std::uint64_t> localStep_{0};
   std::atomic<float> loss_;
   std::atomic<double> testAccuracy_;
+  // The registry's view of the fields above, brought up to date by prometheusText().
+  std::shared_ptr<prometheus::Registry> registry_;
+  struct Exposed;
+  std::unique_ptr<Exposed> exposed_;
 
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;

@@ -11,16 +11,15 @@ struct CurvePoint {
   double value;
 };
 
-// Training loss and test accuracy against the global step, as read from deploy.log files.
+// Training loss and test accuracy against the global step, as read from events.jsonl files.
 struct TrainingCurve {
-  std::vector<CurvePoint> loss;      // from the ps lines, one point per global step
-  std::vector<CurvePoint> accuracy;  // from worker 0's accuracy lines
+  std::vector<CurvePoint> loss;      // from the ps step events, one point per global step
+  std::vector<CurvePoint> accuracy;  // from worker 0's accuracy events
 };
 
-// Reads the lines pstrain writes: "PS i: global step G done (..., loss L)" give the loss,
-// "Accuracy at local step N: A" the accuracy at the global step of the worker line before it.
-// Throws IoError when a file cannot be read.
-TrainingCurve readTrainingCurve(const std::vector<std::string>& logPaths);
+// Reads the events of every file: the ps's step events give the loss, the accuracy events the
+// accuracy, each at its global step. Throws IoError when a file cannot be read.
+TrainingCurve readTrainingCurve(const std::vector<std::string>& eventPaths);
 
 // An SVG line chart: loss on the left axis, accuracy (0-1) on the right, global step across.
 // The loss is averaged down to at most `maxPoints` points; every accuracy point is kept and

@@ -16,7 +16,7 @@ struct Checkpoint {
 };
 
 std::vector<std::uint8_t> encodeCheckpoint(const Checkpoint& checkpoint);
-// Throws ProtocolError when `bytes` are not a checkpoint.
+// Throws DecodeError when `bytes` are not a checkpoint.
 Checkpoint decodeCheckpoint(const std::vector<std::uint8_t>& bytes);
 
 }  // namespace pstrain::ps

@@ -70,7 +70,7 @@ class Shard {
   void close();
 
   // The parameters and optimizer state at one global step, for a checkpoint; restore() takes
-  // what serialize() wrote for a shard of the same size and optimizer (else ProtocolError).
+  // what serialize() wrote for a shard of the same size and optimizer (else DecodeError).
   struct Snapshot {
     std::uint64_t globalStep;
     std::vector<std::uint8_t> bytes;

@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 )
@@ -13,16 +14,22 @@ import (
 // networkLabel marks every container podrun starts with the Docker network it belongs to.
 const networkLabel = "pstrain.e2e/network"
 
-// cluster is what every pod shares: the Docker network standing in for the cluster network and
-// DNS, the namespace, the cluster domain, the node's filesystem root and the rendered manifests.
-type cluster struct {
+// Cluster is what every pod shares: the Docker network standing in for the cluster network and
+// DNS, the namespace, the cluster domain, the node's filesystem root and the rendered manifests;
+// and the pods it started, whose probes it runs.
+type Cluster struct {
 	network       string
 	namespace     string
 	clusterDomain string
 	nodeRoot      string
-	manifests     *manifests
+	manifests     *Manifests
 	// imageUser is the USER of an image's configuration ("" is root).
 	imageUser func(image string) (string, error)
+	report    func(line string)
+
+	mu      sync.Mutex
+	started map[string]*pod // the pods Start started, by name
+	probes  sync.WaitGroup
 }
 
 // runMode is how a container runs.
@@ -58,7 +65,7 @@ func sandboxName(p *pod) string { return p.name + "-sandbox" }
 // DNS names, which exist from before the first init container until the pod is deleted. It
 // sleeps, as the user 65535 of the pause image, in the image of the pod's first container (no
 // registry is needed), and exposes the ports of the pod's containers.
-func (cl *cluster) sandboxArgs(p *pod) []string {
+func (cl *Cluster) sandboxArgs(p *pod) []string {
 	args := []string{"run", "--name", sandboxName(p), "--detach", "--hostname", p.hostname}
 	domain, names := p.dns(cl.manifests, cl.clusterDomain)
 	if domain != "" {
@@ -93,7 +100,7 @@ func (cl *cluster) sandboxArgs(p *pod) []string {
 // (downward API filled in), command, resource limits, security context and volume mounts. An app container is detached and
 // restarted by Docker as the pod's restartPolicy says, or runs in the foreground; an init
 // container runs to its end.
-func (cl *cluster) runArgs(p *pod, c *corev1.Container, mode runMode, volumes map[string]volume) ([]string, error) {
+func (cl *Cluster) runArgs(p *pod, c *corev1.Container, mode runMode, volumes map[string]volume) ([]string, error) {
 	if len(c.EnvFrom) > 0 || c.Lifecycle != nil || c.RestartPolicy != nil || len(c.VolumeDevices) > 0 {
 		return nil, fmt.Errorf("pod %s, container %s: envFrom, lifecycle, restartPolicy and volumeDevices are not simulated", p.name, c.Name)
 	}
@@ -168,7 +175,7 @@ func (cl *cluster) runArgs(p *pod, c *corev1.Container, mode runMode, volumes ma
 
 // labelArgs are the labels of every container of the pod: the pod's, the network's (for down),
 // the kubelet's pod name and namespace, and the container's name ("POD" for the sandbox).
-func (cl *cluster) labelArgs(p *pod, container string) []string {
+func (cl *Cluster) labelArgs(p *pod, container string) []string {
 	var args []string
 	podLabels := maps.Clone(p.labels)
 	podLabels[networkLabel] = cl.network
@@ -205,7 +212,7 @@ func resourceArgs(r corev1.ResourceRequirements) []string {
 // securityArgs apply the pod's and the container's security contexts (the container's wins).
 // As the kubelet, it refuses to start a container that has runAsNonRoot and would run as root,
 // or as a user name it cannot check.
-func (cl *cluster) securityArgs(p *pod, c *corev1.Container) ([]string, error) {
+func (cl *Cluster) securityArgs(p *pod, c *corev1.Container) ([]string, error) {
 	podContext := p.spec.SecurityContext
 	if podContext == nil {
 		podContext = &corev1.PodSecurityContext{}

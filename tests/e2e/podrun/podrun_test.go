@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"os"
@@ -87,18 +87,19 @@ spec:
         limits: {cpu: 100m, memory: 32Mi}
 `
 
-func testCluster(t *testing.T, manifests string) *cluster {
+func testCluster(t *testing.T, manifests string) *Cluster {
 	t.Helper()
-	m, err := readManifests(strings.NewReader(manifests))
+	m, err := ReadManifests(strings.NewReader(manifests))
 	if err != nil {
 		t.Fatal(err)
 	}
-	noUser := func(string) (string, error) { return "", nil }
-	return &cluster{"net", "default", "cluster.local", t.TempDir(), m, noUser}
+	cl := New(Config{Network: "net", NodeRoot: t.TempDir(), Report: func(string) {}}, m)
+	cl.imageUser = func(string) (string, error) { return "", nil }
+	return cl
 }
 
 // webArgs are the docker run arguments of pod web-<ordinal>'s container.
-func webArgs(t *testing.T, cl *cluster, ordinal int) []string {
+func webArgs(t *testing.T, cl *Cluster, ordinal int) []string {
 	t.Helper()
 	p := podsOf(&cl.manifests.statefulSets[0], "default")[ordinal]
 	volumes, err := prepareVolumes(p, cl.manifests, cl.nodeRoot)
@@ -133,7 +134,7 @@ func TestReadsOnlyWhatPodsDependOn(t *testing.T) {
 }
 
 func TestRefusesUnknownFields(t *testing.T) {
-	_, err := readManifests(strings.NewReader(strings.Replace(testManifests, "serviceName:", "servicName:", 1)))
+	_, err := ReadManifests(strings.NewReader(strings.Replace(testManifests, "serviceName:", "servicName:", 1)))
 	if err == nil || !strings.Contains(err.Error(), "servicName") {
 		t.Errorf("got %v, want an error naming servicName", err)
 	}

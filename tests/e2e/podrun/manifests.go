@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"bufio"
@@ -14,9 +14,9 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// manifests are the objects of a rendered chart that decide how its StatefulSets' pods and its
+// Manifests are the objects of a rendered chart that decide how its StatefulSets' pods and its
 // helm test pods run.
-type manifests struct {
+type Manifests struct {
 	statefulSets []appsv1.StatefulSet
 	// testPods are the Pods annotated as helm test hooks (helm.sh/hook: test).
 	testPods   []corev1.Pod
@@ -27,10 +27,10 @@ type manifests struct {
 	ignored []string
 }
 
-// readManifests decodes a multi-document YAML stream such as `helm template` prints, strictly:
+// ReadManifests decodes a multi-document YAML stream such as `helm template` prints, strictly:
 // a field the Kubernetes API types do not have is an error.
-func readManifests(r io.Reader) (*manifests, error) {
-	m := &manifests{services: map[string]corev1.Service{}, configMaps: map[string]corev1.ConfigMap{},
+func ReadManifests(r io.Reader) (*Manifests, error) {
+	m := &Manifests{services: map[string]corev1.Service{}, configMaps: map[string]corev1.ConfigMap{},
 		secrets: map[string]corev1.Secret{}}
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(r))
 	for {

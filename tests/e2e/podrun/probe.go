@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func checkProbes(p *pod, c *corev1.Container) error {
 // successThreshold successes in a row and not ready after failureThreshold failures in a row; a
 // liveness probe restarts the container after failureThreshold failures in a row. Transitions, liveness
 // failures and restarts are reported.
-func (cl *cluster) probeLoop(ctx context.Context, p *pod, c *corev1.Container, kind string, probe *corev1.Probe) {
+func (cl *Cluster) probeLoop(ctx context.Context, p *pod, c *corev1.Container, kind string, probe *corev1.Probe) {
 	period := time.Duration(orDefault(probe.PeriodSeconds, 10)) * time.Second
 	timeout := time.Duration(orDefault(probe.TimeoutSeconds, 1)) * time.Second
 	failureThreshold := orDefault(probe.FailureThreshold, 3)
@@ -68,17 +68,18 @@ func (cl *cluster) probeLoop(ctx context.Context, p *pod, c *corev1.Container, k
 		case kind == readiness && !ready && successes >= successThreshold:
 			ready = true
 			p.markReady()
-			say("%s: ready", p.name)
+			cl.say("%s: ready", p.name)
 		case kind == readiness && ready && failures >= failureThreshold:
 			ready = false
-			say("%s: not ready: readiness probe failed %d times in a row: %v", p.name, failures, err)
+			p.readyNow.Store(false)
+			cl.say("%s: not ready: readiness probe failed %d times in a row: %v", p.name, failures, err)
 		case kind == liveness && err != nil:
-			say("%s: liveness probe failed (%d of %d): %v", p.name, failures, failureThreshold, err)
+			cl.say("%s: liveness probe failed (%d of %d): %v", p.name, failures, failureThreshold, err)
 			if failures >= failureThreshold {
 				restarts := p.restarts.Add(1)
-				say("%s: restarting the container after %d liveness failures in a row (restart %d)", p.name, failures, restarts)
+				cl.say("%s: restarting the container after %d liveness failures in a row (restart %d)", p.name, failures, restarts)
 				if _, err := docker("restart", "--time", strconv.FormatInt(p.gracePeriod(), 10), p.name); err != nil {
-					say("%s: %v", p.name, err)
+					cl.say("%s: %v", p.name, err)
 				}
 				failures, wait = 0, initialDelay
 			}
@@ -93,7 +94,7 @@ var probeClient = &http.Client{
 
 // probeOnce runs a probe's handler once: an HTTP GET answering 2xx or 3xx, a TCP connection
 // that opens, or a command (run with docker exec) that exits 0.
-func (cl *cluster) probeOnce(ctx context.Context, p *pod, c *corev1.Container, handler *corev1.ProbeHandler, timeout time.Duration) error {
+func (cl *Cluster) probeOnce(ctx context.Context, p *pod, c *corev1.Container, handler *corev1.ProbeHandler, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	if handler.Exec != nil {

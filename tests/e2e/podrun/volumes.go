@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ type volume struct {
 // prepareVolumes makes the pod's volumes on the node as the kubelet does, under nodeRoot:
 // a configMap or secret volume is a directory of files, one per key; a hostPath volume is
 // nodeRoot+path; an emptyDir is a new world-writable directory. Other volume types are refused.
-func prepareVolumes(p *pod, m *manifests, nodeRoot string) (map[string]volume, error) {
+func prepareVolumes(p *pod, m *Manifests, nodeRoot string) (map[string]volume, error) {
 	volumes := map[string]volume{}
 	var fsGroup *int64
 	if p.spec.SecurityContext != nil {
@@ -57,7 +57,7 @@ func prepareVolumes(p *pod, m *manifests, nodeRoot string) (map[string]volume, e
 }
 
 // writeConfigMap writes a configMap volume's files.
-func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *manifests, fsGroup *int64) error {
+func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *Manifests, fsGroup *int64) error {
 	configMap, found := m.configMaps[source.Name]
 	if !found && (source.Optional == nil || !*source.Optional) {
 		return fmt.Errorf("ConfigMap %s is not in the manifests", source.Name)
@@ -72,7 +72,7 @@ func writeConfigMap(dir string, source *corev1.ConfigMapVolumeSource, m *manifes
 }
 
 // writeSecret writes a secret volume's files.
-func writeSecret(dir string, source *corev1.SecretVolumeSource, m *manifests, fsGroup *int64) error {
+func writeSecret(dir string, source *corev1.SecretVolumeSource, m *Manifests, fsGroup *int64) error {
 	secret, found := m.secrets[source.SecretName]
 	if !found && (source.Optional == nil || !*source.Optional) {
 		return fmt.Errorf("Secret %s is not in the manifests", source.SecretName)

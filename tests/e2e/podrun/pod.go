@@ -1,4 +1,4 @@
-package main
+package podrun
 
 import (
 	"fmt"
@@ -28,6 +28,7 @@ type pod struct {
 
 	ready     chan struct{} // closed when the pod is first ready
 	readyOnce sync.Once
+	readyNow  atomic.Bool  // the readiness probe's verdict now
 	restarts  atomic.Int32 // restarts after failed liveness probes
 }
 
@@ -73,7 +74,10 @@ func podOf(object *corev1.Pod, namespace string) *pod {
 }
 
 // markReady records that the pod is ready: its readiness probe succeeded, or it has none.
-func (p *pod) markReady() { p.readyOnce.Do(func() { close(p.ready) }) }
+func (p *pod) markReady() {
+	p.readyNow.Store(true)
+	p.readyOnce.Do(func() { close(p.ready) })
+}
 
 // gracePeriod is the pod's terminationGracePeriodSeconds.
 func (p *pod) gracePeriod() int64 {
@@ -97,7 +101,7 @@ func (p *pod) field(path string) (string, error) {
 // dns is how the cluster DNS knows a pod: the pod's domain (its FQDN minus its hostname, empty
 // when it has none) and every name that resolves to it. The names exist when a headless Service
 // named after the pod's subdomain selects the pod.
-func (p *pod) dns(m *manifests, clusterDomain string) (domain string, names []string) {
+func (p *pod) dns(m *Manifests, clusterDomain string) (domain string, names []string) {
 	if p.subdomain == "" {
 		return "", nil
 	}

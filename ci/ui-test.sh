@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The page at / in a real browser (tests/ui): Debian's chromium, driven with chromedp, follows a
+# live `pstrain local` run and predicts a digit drawn on the page. Installs chromium, builds
+# pstrain if needed, and keeps the screenshots in build/ui-artifacts (printed at the end).
+# Needs Go (at /usr/local/go or on PATH) and the Go module proxy for chromedp.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+bash ci/install-deps.sh chromium
+[ -x build/pstrain ] || bash ci/build.sh
+artifacts="$PWD/build/ui-artifacts"
+mkdir -p "$artifacts"
+status=0
+(cd tests/ui && TEST_PSTRAIN_BINARY="$PWD/../../build/pstrain" TEST_UI_ARTIFACTS="$artifacts" \
+  go test -count=1 -v ./...) || status=1
+echo "screenshots: $artifacts"
+exit $status

@@ -1,0 +1,313 @@
+#define BOOST_TEST_MODULE serve
+#include <boost/test/unit_test.hpp>
+
+#include <Poco/Checksum.h>
+#include <Poco/DeflatingStream.h>
+#include <Poco/JSON/Parser.h>
+#include <Poco/Net/StreamSocket.h>
+
+#include <chrono>
+#include <cmath>
+#include <future>
+#include <regex>
+#include <sstream>
+
+#include "pstrain/app/child_process.hpp"
+#include "pstrain/app/summary.hpp"
+#include "pstrain/data/mnist.hpp"
+#include "pstrain/net/free_ports.hpp"
+#include "support/http.hpp"
+#include "support/idx_files.hpp"
+#include "support/process_run.hpp"
+#include "support/wait.hpp"
+
+// Predictions over real HTTP: `pstrain serve` against the accuracy training reported, and
+// worker 0 of a live `pstrain local` run refusing bad input while it trains.
+
+using namespace pstrain::testing;
+using pstrain::app::ChildProcess;
+
+namespace {
+
+Poco::JSON::Object::Ptr parseObject(const std::string& text) {
+  return Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
+}
+
+// {"images": [[...], ...]} of `count` images from `pixels`, 784 bytes each.
+std::string imagesJson(const std::uint8_t* pixels, size_t count) {
+  std::string out = "{\"images\":[";
+  for (size_t i = 0; i < count; ++i) {
+    out += i ? ",[" : "[";
+    for (size_t p = 0; p < 784; ++p) {
+      out += (p ? "," : "") + std::to_string(pixels[i * 784 + p]);
+    }
+    out += "]";
+  }
+  return out + "]}";
+}
+
+std::string bigEndian(std::uint32_t value) {
+  return {char(value >> 24), char(value >> 16), char(value >> 8), char(value)};
+}
+
+std::string pngChunk(const std::string& type, const std::string& data) {
+  Poco::Checksum crc(Poco::Checksum::TYPE_CRC32);
+  crc.update(type + data);
+  return bigEndian(std::uint32_t(data.size())) + type + data + bigEndian(crc.checksum());
+}
+
+// A grayscale PNG of `bitDepth` bits whose rows (filter byte included) come from `row(y)`.
+std::string grayPng(std::uint32_t width, std::uint32_t height, int bitDepth,
+                    const std::function<std::string(std::uint32_t)>& row) {
+  std::ostringstream compressed;
+  {
+    Poco::DeflatingOutputStream deflate(compressed, Poco::DeflatingStreamBuf::STREAM_ZLIB);
+    for (std::uint32_t y = 0; y < height; ++y) deflate << row(y);
+    deflate.close();
+  }
+  std::string header = bigEndian(width) + bigEndian(height) + char(bitDepth) + '\0' + '\0' +
+                       '\0' + '\0';
+  return "\x89PNG\r\n\x1a\n" + pngChunk("IHDR", header) + pngChunk("IDAT", compressed.str()) +
+         pngChunk("IEND", "");
+}
+
+// A 56x56 drawing: a dark vertical bar on white paper.
+std::string barPng() {
+  return grayPng(56, 56, 8, [](std::uint32_t y) {
+    std::string row(57, char(255));
+    row[0] = 0;  // filter: none
+    if (y > 8 && y < 48) row.replace(25, 6, 6, '\0');
+    return row;
+  });
+}
+
+// A 20000x20000 1-bit PNG of about 50 KB that would inflate to 400 million pixels.
+std::string bombPng() {
+  const std::uint32_t side = 20000;
+  const std::string zeros(1 + side / 8, '\0');
+  return grayPng(side, side, 1, [&](std::uint32_t) { return zeros; });
+}
+
+// Sends `head` (a request line and headers) on a raw connection; with `trickle`, then sends a
+// byte of body every 200 ms. Returns what the server answered (empty if nothing).
+std::string slowRequest(int port, const std::string& head, bool trickle) {
+  Poco::Net::StreamSocket socket(Poco::Net::SocketAddress("127.0.0.1", Poco::UInt16(port)));
+  socket.sendBytes(head.data(), int(head.size()));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (trickle && std::chrono::steady_clock::now() < deadline &&
+         !socket.poll(Poco::Timespan(0, 200000), Poco::Net::Socket::SELECT_READ)) {
+    try {
+      socket.sendBytes("0", 1);
+    } catch (const Poco::Exception&) {
+      break;  // the server closed it
+    }
+  }
+  socket.setReceiveTimeout(Poco::Timespan(20, 0));
+  std::string answer;
+  char buffer[4096];
+  try {
+    for (int n; (n = socket.receiveBytes(buffer, sizeof buffer)) > 0;) answer.append(buffer, size_t(n));
+  } catch (const Poco::Exception&) {
+  }
+  return answer;
+}
+
+std::string postHead(const std::string& contentLength) {
+  return "POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+         "Content-Length: " + contentLength + "\r\n\r\n";
+}
+
+struct BadInput {
+  std::string what;
+  std::string body;
+  std::string contentType;
+  int status;
+  std::string message;  // the start of the one line answered
+};
+
+// A `pstrain local` run of 1 ps and 1 worker that keeps serving after training.
+struct LocalRun {
+  TempDir logs;
+  std::unique_ptr<ChildProcess> process;
+  int chiefPort = 0;
+
+  explicit LocalRun(int trainSteps) {
+    process = std::make_unique<ChildProcess>(
+        std::vector<std::string>{pstrainBinary(), "local", "--ps", "1", "--workers", "1",
+                                 "--data-dir", kFashionMnistDir, "--train-steps",
+                                 std::to_string(trainSteps), "--log-dir", logs.path(),
+                                 "--keep-serving"},
+        logs.file("local.out"), logs.file("local.err"));
+    const std::regex page(R"(worker 0's page: http://127\.0\.0\.1:(\d+)/)");
+    std::smatch match;
+    BOOST_REQUIRE(waitFor([&] {
+      std::string out = readText(logs.file("local.out"));
+      if (!std::regex_search(out, match, page)) return false;
+      chiefPort = std::stoi(match[1]);
+      return true;
+    }, std::chrono::seconds(30)));
+  }
+
+  ~LocalRun() { process->stop(std::chrono::milliseconds(10000)); }
+
+  Poco::JSON::Object::Ptr status() const {
+    auto answer = httpGet(chiefPort, "/status");
+    return answer.status == 200 ? parseObject(answer.body) : nullptr;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(serve_classifies_the_test_set_with_the_accuracy_training_reported) {
+  TempDir logs;
+  // Started before the model exists (as a Deployment may be): not ready, and says why.
+  const std::string modelPath = logs.file("worker-0/model.bin");
+  const int port = pstrain::net::freeLoopbackPorts(1)[0];
+  ChildProcess serve({pstrainBinary(), "serve", "--model", modelPath, "--http-port",
+                      std::to_string(port)},
+                     logs.file("serve.out"), logs.file("serve.err"));
+  BOOST_REQUIRE(waitFor([&] { return httpGet(port, "/healthz").status == 200; },
+                        std::chrono::seconds(20)));
+  BOOST_TEST(httpGet(port, "/readyz").status == 503);
+  auto early = httpPost(port, "/predict", imagesJson(std::vector<std::uint8_t>(784).data(), 1));
+  BOOST_TEST(early.status == 503);
+  BOOST_TEST(early.body == "no model yet: waiting for " + modelPath + "\n");
+
+  auto trained = runPstrain({"local", "--ps", "1", "--workers", "1", "--data-dir",
+                             kFashionMnistDir, "--train-steps", "600", "--log-dir", logs.path()});
+  BOOST_REQUIRE_MESSAGE(trained.exitCode == 0, trained.err);
+  const double reported =
+      pstrain::app::summaryFromJson(readText(logs.file("worker-0/result.json"))).testAccuracy;
+  BOOST_REQUIRE(waitFor([&] { return httpGet(port, "/readyz").status == 200; },
+                        std::chrono::seconds(20)));
+
+  auto test = pstrain::data::loadTestSet(pstrain::data::findMnistFiles(kFashionMnistDir));
+  constexpr size_t kBatch = 1000;
+  size_t correct = 0;
+  for (size_t start = 0; start < test.count; start += kBatch) {
+    const size_t n = std::min(kBatch, test.count - start);
+    auto answer = httpPost(port, "/predict", imagesJson(test.pixels.data() + start * 784, n));
+    BOOST_REQUIRE_MESSAGE(answer.status == 200, answer.body);
+    auto result = parseObject(answer.body);
+    auto predictions = result->getArray("predictions");
+    auto probabilities = result->getArray("probabilities");
+    BOOST_REQUIRE(predictions->size() == n);
+    BOOST_REQUIRE(probabilities->size() == n);
+    for (size_t i = 0; i < n; ++i) {
+      if (predictions->getElement<int>(unsigned(i)) == test.labels[start + i]) ++correct;
+      auto ten = probabilities->getArray(unsigned(i));
+      BOOST_REQUIRE(ten->size() == 10u);
+      double sum = 0;
+      for (unsigned k = 0; k < 10; ++k) sum += ten->getElement<double>(k);
+      BOOST_TEST(std::abs(sum - 1) < 1e-4);
+    }
+  }
+  const double accuracy = double(correct) / double(test.count);
+  BOOST_TEST_MESSAGE("accuracy through /predict " << accuracy << ", result.json " << reported);
+  BOOST_TEST(std::abs(accuracy - reported) < 5e-5);
+  serve.stop(std::chrono::milliseconds(5000));
+}
+
+BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_completes) {
+  constexpr int kTrainSteps = 8000;  // some seconds on a quiet machine: the refusals come first
+  LocalRun run(kTrainSteps);
+  const int port = run.chiefPort;
+  BOOST_REQUIRE(waitFor([&] {
+    auto status = run.status();
+    return status && status->getValue<std::string>("state") == "training" &&
+           status->getValue<std::uint64_t>("global_step") > 0;
+  }, std::chrono::seconds(60)));
+  const auto stepBefore = run.status()->getValue<std::uint64_t>("global_step");
+
+  std::string zeros = "[0";
+  for (int i = 1; i < 784; ++i) zeros += ",0";
+  zeros += "]";
+  auto withValue = [&](const std::string& value) {
+    return "{\"images\":[[" + value + std::string(zeros.begin() + 2, zeros.end()) + "]}";
+  };
+  // Before the model exists, a good request is told to wait, and why.
+  auto early = httpPost(port, "/predict", "{\"images\":[" + zeros + "]}");
+  BOOST_TEST(early.status == 503);
+  BOOST_TEST(early.body == "no model yet: worker 0 serves it once training has completed\n");
+
+  // What helm test runs: worker 0's /predict is there, and says it has no model yet.
+  const std::string chief = "127.0.0.1:" + std::to_string(port);
+  auto probe = runPstrain({"status", "--predict", chief});
+  BOOST_TEST(probe.exitCode == 0, probe.err);
+  BOOST_TEST(contains(probe.out, "  predict: 503 no model yet"), probe.out);
+
+  // Two slow clients, one silent after its headers and one trickling its body, held meanwhile.
+  auto silent = std::async(std::launch::async, [&] { return slowRequest(port, postHead("1000"), false); });
+  auto trickling = std::async(std::launch::async, [&] { return slowRequest(port, postHead("100000"), true); });
+
+  std::string shortImage = "[0";
+  for (int i = 1; i < 783; ++i) shortImage += ",0";
+  shortImage += "]";
+  const std::vector<BadInput> cases{
+      {"wrong pixel count", "{\"images\":[" + shortImage + "]}", "application/json", 400,
+       "image 0 has 783 values; expected 784 (28x28)"},
+      {"value above 255", withValue("256"), "application/json", 400,
+       "image 0, value 0: 256 is not a number from 0 to 255"},
+      {"negative value", withValue("-1"), "application/json", 400,
+       "image 0, value 0: -1 is not a number from 0 to 255"},
+      {"a string for a value", withValue("\"x\""), "application/json", 400,
+       "image 0, value 0: x is not a number from 0 to 255"},
+      {"no images", "{\"images\":[]}", "application/json", 400,
+       "\"images\" is empty: send at least one image"},
+      {"another JSON shape", "{\"pixels\":[1,2,3]}", "application/json", 400,
+       "expected JSON {\"images\": [[784 values 0-255], ...]}"},
+      {"not JSON", "hello, model", "text/plain", 400,
+       "the body is neither JSON {\"images\": [[784 values 0-255], ...]} nor a PNG image"},
+      {"JSON nested a million deep", std::string(1000000, '['), "application/json", 400,
+       "the body is neither JSON {\"images\": [[784 values 0-255], ...]} nor a PNG image"},
+      {"not an image", std::string("\x89PNG\r\n\x1a\n", 8) + "not really a PNG", "image/png",
+       400, "not a valid PNG image: "},
+      {"another image type", "\xff\xd8\xff\xe0 jpeg", "image/jpeg", 415,
+       "image/jpeg is not supported: send a PNG image or JSON"},
+      {"a decompression bomb", bombPng(), "image/png", 413,
+       "image of 20000x20000 pixels is over the limit of 4194304 pixels"},
+  };
+  for (const auto& bad : cases) {
+    const auto start = std::chrono::steady_clock::now();
+    auto answer = httpPost(port, "/predict", bad.body, bad.contentType);
+    BOOST_TEST_CONTEXT(bad.what) {
+      BOOST_TEST(answer.status == bad.status);
+      BOOST_TEST(answer.body.rfind(bad.message, 0) == 0, "answered: " << answer.body);
+      BOOST_TEST(std::count(answer.body.begin(), answer.body.end(), '\n') == 1);
+      const bool prompt = std::chrono::steady_clock::now() - start < std::chrono::seconds(4);
+      BOOST_TEST(prompt, "answered while the slow clients are held");
+    }
+  }
+  // A body over the limit is refused from its Content-Length, before a byte of it is read.
+  auto huge = slowRequest(port, postHead("104857600"), false);
+  BOOST_TEST(huge.rfind("HTTP/1.1 413", 0) == 0, huge);
+  BOOST_TEST(contains(huge, "the body is over the limit of 8388608 bytes\n"), huge);
+  BOOST_TEST(httpGet(port, "/predict").status == 405);
+
+  auto silentAnswer = silent.get();
+  BOOST_TEST(silentAnswer.rfind("HTTP/1.1 408", 0) == 0, silentAnswer);
+  BOOST_TEST(contains(silentAnswer, "the body did not arrive within 5 s\n"), silentAnswer);
+  auto tricklingAnswer = trickling.get();
+  BOOST_TEST(tricklingAnswer.rfind("HTTP/1.1 408", 0) == 0, tricklingAnswer);
+
+  // Training went on through all of it, and completes; then worker 0 predicts.
+  BOOST_TEST(run.status()->getValue<std::uint64_t>("global_step") > stepBefore);
+  const std::string result = run.logs.file("worker-0/result.json");
+  BOOST_REQUIRE(waitFor([&] { return !readText(result).empty(); }, std::chrono::seconds(480)));
+  BOOST_TEST(run.status()->getValue<std::string>("state") == "completed");
+  auto summary = pstrain::app::summaryFromJson(readText(result));
+  BOOST_TEST(summary.globalStep == std::uint64_t(kTrainSteps));
+  BOOST_REQUIRE(waitFor([&] { return httpPost(port, "/predict", barPng(), "image/png").status == 200; },
+                        std::chrono::seconds(10)));
+  auto predicted = parseObject(httpPost(port, "/predict", barPng(), "image/png").body);
+  BOOST_TEST(predicted->getArray("predictions")->size() == 1u);
+  BOOST_TEST(predicted->getArray("probabilities")->getArray(0)->size() == 10u);
+  probe = runPstrain({"status", "--wait", "10", "--predict", chief});
+  BOOST_TEST(probe.exitCode == 0, probe.err);
+  BOOST_TEST(contains(probe.out, "  predict: 200 {\"predictions\":["), probe.out);
+  auto model = parseObject(httpGet(port, "/model").body);
+  auto page = httpGet(port, "/");
+  BOOST_TEST(page.status == 200);
+  BOOST_TEST(contains(page.body, "<canvas id=\"draw\""));  // ci/ui-test.sh drives it
+  BOOST_TEST(model->getValue<std::string>("source") == run.logs.file("worker-0/model.bin"));
+}

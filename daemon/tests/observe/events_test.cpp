@@ -1,0 +1,143 @@
+#define BOOST_TEST_MODULE events
+#include <boost/test/unit_test.hpp>
+
+#include <Poco/JSON/Parser.h>
+
+#include <fstream>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
+#include "pstrain/observe/events.hpp"
+#include "pstrain/observe/metrics.hpp"
+#include "support/idx_files.hpp"
+#include "support/process_run.hpp"
+
+using namespace pstrain::observe;
+using pstrain::testing::TempDir;
+
+namespace {
+
+Poco::JSON::Object::Ptr parse(const std::string& text) {
+  return Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
+}
+
+std::vector<std::string> eventNames(const Poco::JSON::Array::Ptr& events) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < events->size(); ++i) {
+    names.push_back(events->getObject(unsigned(i))->getValue<std::string>("event"));
+  }
+  return names;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
+  TempDir dir;
+  const auto path = dir.file(kEventsFile);
+  {
+    Events events("ps", 1, path);
+    events.step(42, 0.25f, 3, 17);
+    events.checkpoint(42, "/ckpt/\"odd\" name.bin");
+    events.step(43, std::numeric_limits<float>::quiet_NaN(), 0, 1);
+    pstrain::log::flush();
+  }
+  auto lines = pstrain::testing::lines(pstrain::testing::readText(path));
+  BOOST_REQUIRE(lines.size() == 3u);
+  auto step = parse(lines[0]);
+  BOOST_TEST(step->getValue<std::string>("role") == "ps");
+  BOOST_TEST(step->getValue<int>("index") == 1);
+  BOOST_TEST(step->getValue<std::string>("event") == "step");
+  BOOST_TEST(step->getValue<std::uint64_t>("step") == 42u);
+  BOOST_TEST(step->getValue<double>("loss") == 0.25);
+  BOOST_TEST(step->getValue<int>("worker") == 3);
+  BOOST_TEST(step->getValue<std::uint64_t>("localStep") == 17u);
+  const double time = step->getValue<double>("time");
+  BOOST_TEST(std::abs(time - pstrain::unixTime()) < 60);
+  BOOST_TEST(parse(lines[1])->getValue<std::string>("path") == "/ckpt/\"odd\" name.bin");
+  BOOST_TEST(parse(lines[2])->isNull("loss"));  // JSON has no NaN
+}
+
+BOOST_AUTO_TEST_CASE(everything_but_steps_reaches_the_file_at_once) {
+  TempDir dir;
+  const auto path = dir.file(kEventsFile);
+  Events events("worker", 0, path);
+  events.lost("ps a:1", "connection reset");
+  // No flush: a reader sees it as soon as it is recorded.
+  auto read = readEvents(path);
+  BOOST_REQUIRE(read.size() == 1u);
+  BOOST_TEST(read[0]->getValue<std::string>("event") == "lost");
+  BOOST_TEST(read[0]->getValue<std::string>("reason") == "connection reset");
+}
+
+BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partial_one) {
+  TempDir dir;
+  const auto path = dir.file(kEventsFile);
+  {
+    std::ofstream out(path);
+    out << R"({"time":1.0,"role":"ps","index":0,"event":"step","st)";  // killed mid-line
+  }
+  Events events("ps", 0, path);
+  events.started("1", 42, "Haswell");
+  auto read = readEvents(path);
+  BOOST_REQUIRE(read.size() == 1u);
+  BOOST_TEST(read[0]->getValue<int>("pid") == 42);
+}
+
+BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
+  Events events("worker", 2, "", 3);
+  auto empty = parse(events.since(0));
+  BOOST_TEST(empty->getValue<std::uint64_t>("next") == 0u);
+  BOOST_TEST(empty->getArray("events")->size() == 0u);
+
+  events.state(State::kTraining);
+  events.workerStep(1, 10, 0.5f);
+  auto first = parse(events.since(0));
+  BOOST_TEST(first->getValue<std::uint64_t>("next") == 2u);
+  BOOST_TEST(eventNames(first->getArray("events")) == (std::vector<std::string>{"state", "step"}));
+
+  events.accuracy(1, 10, 0.75);
+  auto next = parse(events.since(2));
+  BOOST_TEST(next->getValue<std::uint64_t>("next") == 3u);
+  BOOST_TEST(eventNames(next->getArray("events")) == std::vector<std::string>{"accuracy"});
+  BOOST_TEST(next->getArray("events")->getObject(0)->getValue<double>("accuracy") == 0.75);
+  BOOST_TEST(parse(events.since(3))->getArray("events")->size() == 0u);
+
+  // Only the latest 3 are kept: asking from 0 gives those.
+  events.done(10, 1.5, 0.75);
+  auto kept = parse(events.since(0));
+  BOOST_TEST(kept->getValue<std::uint64_t>("next") == 4u);
+  BOOST_TEST(eventNames(kept->getArray("events")) ==
+             (std::vector<std::string>{"step", "accuracy", "done"}));
+  // A number from before a restart, beyond the newest: everything kept.
+  BOOST_TEST(parse(events.since(100))->getArray("events")->size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_partial_last_line_is_skipped_and_a_missing_file_refused) {
+  TempDir dir;
+  const auto path = dir.file(kEventsFile);
+  {
+    std::ofstream out(path);
+    out << R"({"time":1.0,"role":"ps","index":0,"event":"state","state":"training"})" << "\n"
+        << R"({"time":1.1,"role":"ps","index":0,"event":"st)";
+  }
+  auto read = readEvents(path);
+  BOOST_REQUIRE(read.size() == 1u);
+  BOOST_TEST(read[0]->getValue<std::string>("state") == "training");
+  BOOST_CHECK_THROW(readEvents(dir.file("missing.jsonl")), pstrain::IoError);
+}
+
+BOOST_AUTO_TEST_CASE(metrics_records_each_change_of_state_once) {
+  Events events("ps", 0);
+  Metrics metrics(pstrain::Role::kPs, 0, 10, events);
+  metrics.setState(State::kTraining);
+  metrics.setState(State::kTraining);
+  metrics.setState(State::kCompleted);
+  auto all = parse(events.since(0))->getArray("events");
+  BOOST_REQUIRE(all->size() == 3u);
+  std::vector<std::string> states;
+  for (size_t i = 0; i < all->size(); ++i) {
+    states.push_back(all->getObject(unsigned(i))->getValue<std::string>("state"));
+  }
+  BOOST_TEST(states == (std::vector<std::string>{"waiting", "training", "completed"}));
+}

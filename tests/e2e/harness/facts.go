@@ -1,0 +1,265 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// This file is the one place that reads what the daemon reports about a run: each pod's
+// events.jsonl on the node (README "Events"), and worker 0's result.json. The log lines are for
+// people: only what a scenario shows a person (Tails) or what no event says (WaitingForDNS) is
+// read from deploy.log.
+
+// PodEvents is the pod's events file, as values.yml mounts its log directory.
+const PodEvents = "/tmp/mnist-log/events.jsonl"
+
+// PodFacts are the facts of a pod's events.jsonl on the node (none when it has none yet).
+func PodFacts(c Cluster, pod string) (Facts, error) {
+	data, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Facts{}, nil
+	} else if err != nil {
+		return Facts{}, err
+	}
+	events, err := ReadEvents(data)
+	if err != nil {
+		return Facts{}, fmt.Errorf("%s/events.jsonl: %v", pod, err)
+	}
+	return ReadFacts(pod, events), nil
+}
+
+// WorkerResult is worker 0's result.json on the node.
+func WorkerResult(c Cluster) (Result, error) {
+	data, err := os.ReadFile(filepath.Join(c.LogDir(), "mnist-worker-0", "result.json"))
+	if err != nil {
+		return Result{}, err
+	}
+	return ReadResult(data)
+}
+
+// Tails are the last lines of the pods' deploy.log on the node, to explain a failure (also
+// after a scenario's deadline).
+func Tails(c Cluster, pods ...string) string {
+	var b strings.Builder
+	for _, pod := range pods {
+		log, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "deploy.log"))
+		lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
+		fmt.Fprintf(&b, "--- the end of %s's deploy.log%s\n%s\n", pod, errorSuffix(err), strings.Join(lines[max(0, len(lines)-15):], "\n"))
+	}
+	return b.String()
+}
+
+func errorSuffix(err error) string {
+	if err != nil {
+		return ": " + err.Error()
+	}
+	return ""
+}
+
+var waitingDNS = regexp.MustCompile(`waiting for \S+.*DNS name did not resolve`)
+
+// WaitingForDNS is the first line of the pod's deploy.log on the node saying that it waits for
+// a ps whose DNS name does not resolve, "" when there is none. No event says it: a worker that
+// waits has recorded only its start.
+func WaitingForDNS(c Cluster, pod string) string {
+	log, _ := os.ReadFile(filepath.Join(c.LogDir(), pod, "deploy.log"))
+	return waitingDNSLine(string(log))
+}
+
+func waitingDNSLine(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		if waitingDNS.MatchString(line) {
+			return line
+		}
+	}
+	return ""
+}
+
+// Event is a line of events.jsonl, with the fields the scenarios use.
+type Event struct {
+	Time  float64 `json:"time"` // Unix seconds
+	Role  string  `json:"role"` // ps, worker (or local)
+	Index int     `json:"index"`
+	Event string  `json:"event"` // started, step, checkpoint, restored, lost …
+	// Step is the global step of the events that have one (hasStep).
+	Step      int `json:"-"`
+	hasStep   bool
+	Peer      string `json:"peer"` // "ps HOST:PORT", "worker N"
+	Completed bool   `json:"completed"`
+	// Line is the line as the daemon wrote it, to show.
+	Line string `json:"-"`
+}
+
+// Process is who wrote the event: "ps 1", "worker 0".
+func (e Event) Process() string { return fmt.Sprintf("%s %d", e.Role, e.Index) }
+
+// PeerIsPS says whether the event's peer is the ps of pod (e.g. mnist-ps-1), by its DNS name.
+func (e Event) PeerIsPS(pod string) bool {
+	rest, found := strings.CutPrefix(e.Peer, "ps "+pod)
+	return found && (strings.HasPrefix(rest, ".") || strings.HasPrefix(rest, ":"))
+}
+
+// ReadEvents reads an events.jsonl. An unfinished last line (the process is writing it) is left
+// for the next read; any other line that is not an event is an error.
+func ReadEvents(data []byte) ([]Event, error) {
+	text := string(data)
+	if i := strings.LastIndexByte(text, '\n'); i < len(text)-1 {
+		text = text[:i+1]
+	}
+	if text == "" {
+		return nil, nil // no complete line yet
+	}
+	var events []Event
+	for n, line := range strings.Split(strings.TrimSuffix(text, "\n"), "\n") {
+		var wire struct {
+			Event
+			Step *int `json:"step"` // present or not
+		}
+		err := json.Unmarshal([]byte(line), &wire)
+		if err == nil && (wire.Role == "" || wire.Event.Event == "") {
+			err = errors.New("no role or event")
+		}
+		if err != nil {
+			return events, fmt.Errorf("line %d is not an event (%v): %q", n+1, err, line)
+		}
+		e := wire.Event
+		if wire.Step != nil {
+			e.Step, e.hasStep = *wire.Step, true
+		}
+		e.Line = line
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+// LastProcess are the events of the last process that started, from its started event on (all
+// when there is none): a process that restarts appends to the same file.
+func LastProcess(events []Event) []Event {
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Event == "started" {
+			return events[i:]
+		}
+	}
+	return events
+}
+
+// Facts are what a pod's process recorded about its run.
+type Facts struct {
+	// Starts counts the process's starts (started events of the pod's role and index).
+	Starts int
+	// Others are the processes ("ps 0", "worker 1") other than the pod's with events in its
+	// file: none when the file is the pod's own. The facts below are of the pod's own events.
+	Others []string
+	// Step is the last global step it reported (a ps: applied; a worker: after its step; either:
+	// checkpointed, restored, reconnected), 0 when none.
+	Step int
+	// Steps and StepTimes are the global steps and times of its progress events (step), at the
+	// cadence of its progress lines.
+	Steps     []int
+	StepTimes []time.Time
+	// Checkpoint is the global step of its last checkpoint, 0 when none.
+	Checkpoint int
+	// Restored are its restored events: a checkpoint restored at start-up.
+	Restored []Event
+	// RunsEnded counts the runs it ended (done): a ps at the last global step, a worker after
+	// its last step.
+	RunsEnded int
+	// CompletedAlready says it took the run of the log directory for its own, completed.
+	CompletedAlready bool
+	// Lost and Reconnected are its events on losing a ps's connection and reconnecting.
+	Lost, Reconnected []Event
+	// Stopped says that a signal (SIGTERM) ended it.
+	Stopped bool
+}
+
+// ReadFacts reads the facts of pod (e.g. mnist-ps-1) from its events.
+func ReadFacts(pod string, events []Event) Facts {
+	role, index := roleOf(pod)
+	own := role + " " + index
+	var f Facts
+	for _, e := range events {
+		if e.Process() != own {
+			if !slices.Contains(f.Others, e.Process()) {
+				f.Others = append(f.Others, e.Process())
+			}
+			continue
+		}
+		if e.hasStep {
+			f.Step = e.Step
+		}
+		switch e.Event {
+		case "started":
+			f.Starts++
+		case "step":
+			f.Steps = append(f.Steps, e.Step)
+			f.StepTimes = append(f.StepTimes, time.UnixMilli(int64(math.Round(e.Time*1000))))
+		case "checkpoint":
+			f.Checkpoint = e.Step
+		case "restored":
+			f.Restored = append(f.Restored, e)
+		case "done":
+			f.RunsEnded++
+		case "alreadyCompleted":
+			f.CompletedAlready = true
+		case "lost":
+			f.Lost = append(f.Lost, e)
+		case "reconnected":
+			f.Reconnected = append(f.Reconnected, e)
+		case "stopped":
+			f.Stopped = true
+		}
+	}
+	return f
+}
+
+// Lines are the events as the daemon wrote them, one a line.
+func Lines(events []Event) string {
+	var lines []string
+	for _, e := range events {
+		lines = append(lines, e.Line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LongestPause is the longest time between two consecutive progress events, and when it began.
+func (f Facts) LongestPause() (pause time.Duration, after time.Time) {
+	for i := 1; i < len(f.StepTimes); i++ {
+		if d := f.StepTimes[i].Sub(f.StepTimes[i-1]); d > pause {
+			pause, after = d, f.StepTimes[i-1]
+		}
+	}
+	return pause, after
+}
+
+// roleOf is the role ("ps" or "worker") and index of a pod of the chart: <release>-<role>-<index>.
+func roleOf(pod string) (role, index string) {
+	i := strings.LastIndex(pod, "-")
+	rest := pod[:max(i, 0)]
+	return rest[strings.LastIndex(rest, "-")+1:], pod[i+1:]
+}
+
+// Result is worker 0's result.json: the run it trained, to which global step, and how well.
+type Result struct {
+	RunID           string  `json:"run_id"`
+	GlobalStep      int     `json:"global_step"`
+	TestAccuracy    float64 `json:"test_accuracy"`
+	TrainingElapsed float64 `json:"training_elapsed_s"`
+}
+
+// ReadResult decodes a result.json.
+func ReadResult(data []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("result.json: %v", err)
+	}
+	return r, nil
+}

@@ -1,0 +1,212 @@
+// The page at / in a real browser: Debian's chromium, driven over the DevTools protocol, loads
+// worker 0's page of a live `pstrain local` run, watches the step count rise and the curve get
+// drawn, draws a digit with the mouse once the model exists and reads the prediction. Run by
+// ci/ui-test.sh; TEST_PSTRAIN_BINARY names the binary, TEST_UI_ARTIFACTS where screenshots go.
+package ui
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/chromedp"
+)
+
+const fashionMnist = "/usr/share/datasets/fashion-mnist"
+
+// startLocal starts `pstrain local --keep-serving` and returns worker 0's page URL; the run is
+// stopped (SIGTERM to its PID, which stops its children) when the test ends.
+func startLocal(t *testing.T, trainSteps int) string {
+	binary := os.Getenv("TEST_PSTRAIN_BINARY")
+	if binary == "" {
+		t.Fatal("TEST_PSTRAIN_BINARY must name the pstrain binary")
+	}
+	cmd := exec.Command(binary, "local", "--ps", "2", "--workers", "2", "--data-dir", fashionMnist,
+		"--train-steps", strconv.Itoa(trainSteps), "--eval-every-steps", "500",
+		"--log-dir", t.TempDir(), "--keep-serving")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	page := regexp.MustCompile(`worker 0's page: (http://\S+)`)
+	urls := make(chan string, 1)
+	go func() {
+		scanner := bufio.NewScanner(out)
+		for scanner.Scan() {
+			if m := page.FindStringSubmatch(scanner.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	select {
+	case url := <-urls:
+		return url
+	case <-time.After(30 * time.Second):
+		t.Fatal("pstrain local did not print worker 0's page URL")
+	}
+	return ""
+}
+
+// waitUntil evaluates the JavaScript condition every 200 ms until it is true.
+func waitUntil(ctx context.Context, t *testing.T, what, condition string, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for {
+		var ok bool
+		if err := chromedp.Run(ctx, chromedp.Evaluate(condition, &ok)); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, timeout)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func screenshot(ctx context.Context, t *testing.T, dir, name string) {
+	var png []byte
+	if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+// drawStroke presses the mouse at the first point, moves through the others and releases it:
+// the browser turns these into the pointer events the page listens to.
+func drawStroke(ctx context.Context, t *testing.T, points [][2]float64) {
+	var box []float64
+	if err := chromedp.Run(ctx, chromedp.Evaluate(
+		`(() => { const r = document.getElementById("draw").getBoundingClientRect(); return [r.left, r.top]; })()`,
+		&box)); err != nil {
+		t.Fatal(err)
+	}
+	at := func(kind input.MouseType, p [2]float64, buttons int64) chromedp.Action {
+		return input.DispatchMouseEvent(kind, box[0]+p[0], box[1]+p[1]).
+			WithButton(input.Left).WithButtons(buttons).WithClickCount(1)
+	}
+	actions := []chromedp.Action{at(input.MousePressed, points[0], 1)}
+	for _, p := range points[1:] {
+		actions = append(actions, at(input.MouseMoved, p, 1))
+	}
+	actions = append(actions, at(input.MouseReleased, points[len(points)-1], 0))
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
+	artifacts := os.Getenv("TEST_UI_ARTIFACTS")
+	if artifacts == "" {
+		artifacts = t.TempDir()
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is not installed (ci/install-deps.sh --ui installs it)")
+	}
+	url := startLocal(t, 15000)
+
+	options := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
+		chromedp.NoSandbox, chromedp.WindowSize(1000, 1100))
+	allocator, cancel := chromedp.NewExecAllocator(context.Background(), options...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(allocator)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+
+	if err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	// The step count rises as training goes, and the curve gets points and ink.
+	waitUntil(ctx, t, "a first global step on the page",
+		`+document.getElementById("step").textContent > 0 && document.getElementById("state").textContent === "training"`,
+		60*time.Second)
+	var first int
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`+document.getElementById("step").textContent`, &first)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(ctx, t, "the global step rising past "+strconv.Itoa(first),
+		fmt.Sprintf(`+document.getElementById("step").textContent > %d`, first), 30*time.Second)
+	waitUntil(ctx, t, "the loss curve drawn", `(() => {
+		const chart = document.getElementById("chart");
+		if (+chart.dataset.points < 3) return false;
+		const pixels = chart.getContext("2d").getImageData(0, 0, chart.width, chart.height).data;
+		for (let i = 0; i < pixels.length; i += 4) {
+			if (pixels[i + 2] > 200 && pixels[i] < 80 && pixels[i + 3] > 0) return true;  // the blue loss line
+		}
+		return false;
+	})()`, 30*time.Second)
+	screenshot(ctx, t, artifacts, "training.png")
+
+	// Once the model exists the drawing pad appears; a "1" drawn as a pen would.
+	waitUntil(ctx, t, "the drawing pad (the model exists)",
+		`!document.getElementById("predictor").hidden`, 3*time.Minute)
+	var stroke [][2]float64
+	for y := 40.0; y <= 240; y += 10 {
+		stroke = append(stroke, [2]float64{140 + (y-140)*0.05, y})
+	}
+	drawStroke(ctx, t, stroke)
+	waitUntil(ctx, t, "a prediction on the page",
+		`/^[0-9]$/.test(document.getElementById("prediction").textContent) && document.getElementById("probabilities").children.length === 10`,
+		20*time.Second)
+	screenshot(ctx, t, artifacts, "prediction.png")
+
+	// What the page shows is what /predict answers for the same drawing.
+	var shown string
+	var dataURL string
+	if err := chromedp.Run(ctx,
+		chromedp.Text("#prediction", &shown),
+		chromedp.Evaluate(`document.getElementById("draw").toDataURL("image/png")`, &dataURL)); err != nil {
+		t.Fatal(err)
+	}
+	drawing, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(dataURL, "data:image/png;base64,"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	response, err := http.Post(url+"predict", "image/png", bytes.NewReader(drawing))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer response.Body.Close()
+	var answer struct {
+		Predictions []int `json:"predictions"`
+	}
+	if err := json.NewDecoder(response.Body).Decode(&answer); err != nil || len(answer.Predictions) != 1 {
+		t.Fatalf("/predict of the drawing: status %d, %v", response.StatusCode, err)
+	}
+	if strconv.Itoa(answer.Predictions[0]) != shown {
+		t.Errorf("the page shows class %s; /predict answers %d for the same drawing", shown, answer.Predictions[0])
+	}
+	t.Logf("the drawn stroke is class %s", shown)
+}
