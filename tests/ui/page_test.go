@@ -167,6 +167,13 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 		}
 		return false;
 	})()`, 30*time.Second)
+	// Every process with its state: both ps (gathered by worker 0) and both workers.
+	waitUntil(ctx, t, "ps 0, ps 1, worker 0 and worker 1 training in the processes table", `(() => {
+		const rows = [...document.querySelectorAll("#processes tbody tr")];
+		const states = Object.fromEntries(rows.map((r) => [r.dataset.process, r.dataset.state]));
+		return !document.getElementById("cluster").hidden &&
+			["ps 0", "ps 1", "worker 0", "worker 1"].every((p) => states[p] === "training");
+	})()`, 30*time.Second)
 	screenshot(ctx, t, artifacts, "training.png")
 
 	// Once the model exists the drawing pad appears; a "1" drawn as a pen would.

@@ -41,8 +41,10 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
 constexpr double kHandshakeSeconds = 5;
 
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
-                        observe::Metrics& metrics) {
-  ps::Server server(serverOptions(settings, placement.index), metrics);
+                        observe::Metrics& metrics, int httpPort) {
+  auto options = serverOptions(settings, placement.index);
+  options.httpPort = httpPort;
+  ps::Server server(std::move(options), metrics);
   net::Listener listener(
       net::Listener::Options{"ps", placement.listenPort, server.maxPayload(),
                              net::helloFrameBytes(), kHandshakeSeconds, &metrics.traffic,
@@ -154,7 +156,7 @@ int runDaemon(const std::vector<std::string>& args) {
   std::optional<serve::ModelSlot> model;
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
   observe::HttpEndpoint http(settings.httpPort, &metrics, model ? &*model : nullptr);
-  if (placement.role == Role::kPs) runPs(settings, placement, metrics);
+  if (placement.role == Role::kPs) runPs(settings, placement, metrics, http.port());
   runWorker(settings, placement, metrics, model ? &*model : nullptr);
 }
 

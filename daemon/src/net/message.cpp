@@ -155,7 +155,9 @@ std::vector<std::uint8_t> encode(const Hello& m) {
 
 std::vector<std::uint8_t> encode(const Welcome& m) {
   return fields(
-      [&](ByteWriter& w) { w.put(m.offset).put(m.count).put(m.globalStep).put(m.trainSteps); });
+      [&](ByteWriter& w) {
+        w.put(m.offset).put(m.count).put(m.globalStep).put(m.trainSteps).put(m.httpPort);
+      });
 }
 
 std::vector<std::uint8_t> encode(const Push& m) {
@@ -215,7 +217,8 @@ Welcome decodeWelcome(const std::vector<std::uint8_t>& bytes) {
     auto offset = r.get<std::uint64_t>();
     auto count = r.get<std::uint64_t>();
     auto globalStep = r.get<std::uint64_t>();
-    return Welcome{offset, count, globalStep, r.get<std::uint64_t>()};
+    auto trainSteps = r.get<std::uint64_t>();
+    return Welcome{offset, count, globalStep, trainSteps, r.get<std::uint32_t>()};
   });
 }
 

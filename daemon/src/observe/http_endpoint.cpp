@@ -1,6 +1,7 @@
 #include "pstrain/observe/http_endpoint.hpp"
 
 #include <Poco/JSON/Object.h>
+#include <Poco/JSON/Parser.h>
 #include <Poco/Net/HTTPRequestHandler.h>
 #include <Poco/Net/HTTPRequestHandlerFactory.h>
 #include <Poco/Net/HTTPServerRequest.h>
@@ -10,10 +11,12 @@
 #include <Poco/URI.h>
 
 #include <chrono>
+#include <future>
 #include <optional>
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/observe/status_client.hpp"
 #include "pstrain/serve/predict_request.hpp"
 #include "pstrain/serve/request_error.hpp"
 
@@ -41,6 +44,28 @@ std::optional<std::uint64_t> eventsAfter(const std::string& uri) {
     return after;
   }
   return 0;
+}
+
+// How long worker 0's /cluster waits for each ps's /status: a ps that is gone shows as such.
+constexpr double kPsStatusSeconds = 1;
+
+// A ps's entry in /cluster: its /status, or why it could not be had.
+Poco::JSON::Object psEntry(const Metrics::PsHttp& ps) {
+  Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
+  entry.set("ps", ps.ps);
+  try {
+    if (ps.port == 0) throw PeerError("it has no HTTP endpoint");
+    auto reply = httpRequest(ps.host, ps.port, "GET", "/status", "", "", kPsStatusSeconds);
+    if (reply.status != HTTPResponse::HTTP_OK) {
+      throw PeerError("its /status answered " + std::to_string(reply.status));
+    }
+    entry.set("status", Poco::JSON::Parser().parse(reply.body));
+  } catch (const PeerError& e) {
+    entry.set("error", std::string(e.what()));
+  } catch (const Poco::Exception& e) {
+    entry.set("error", "its /status is not JSON: " + e.displayText());
+  }
+  return entry;
 }
 
 struct Answer {
@@ -123,8 +148,9 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return json(HTTPResponse::HTTP_OK, metrics_->events().since(*after));
     }
     if (path == "/model") return modelInfo();
+    if (path == "/cluster" && metrics_ && metrics_->role() == Role::kWorker) return cluster();
     throw RequestError(404, "not found: try /, /healthz, /readyz, /metrics, /status, /events, "
-                            "/model or POST /predict");
+                            "/cluster (a worker), /model or POST /predict");
   }
 
   // A training process is ready once connected; pstrain serve once it holds its model.
@@ -145,6 +171,22 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     auto predictor = model_->get(&reason);
     if (!predictor) throw RequestError(503, reason);
     return predictor;
+  }
+
+  // Every ps's /status, fetched together, in ps order: each ps's state and the workers it
+  // serves, for the page.
+  Answer cluster() {
+    std::vector<std::future<Poco::JSON::Object>> fetches;
+    for (const auto& ps : metrics_->psHttp()) {
+      fetches.push_back(std::async(std::launch::async, psEntry, ps));
+    }
+    Poco::JSON::Array entries;
+    for (auto& fetch : fetches) entries.add(fetch.get());
+    Poco::JSON::Object out;
+    out.set("ps", entries);
+    std::ostringstream text;
+    out.stringify(text);
+    return json(HTTPResponse::HTTP_OK, text.str());
   }
 
   Answer modelInfo() {

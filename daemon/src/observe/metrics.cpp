@@ -142,6 +142,22 @@ void Metrics::setPeers(std::vector<std::string> peers) {
   peers_ = std::move(peers);
 }
 
+void Metrics::setPsHttp(PsHttp ps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  for (auto& known : psHttp_) {
+    if (known.ps == ps.ps) {
+      known = std::move(ps);
+      return;
+    }
+  }
+  psHttp_.push_back(std::move(ps));
+}
+
+std::vector<Metrics::PsHttp> Metrics::psHttp() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return psHttp_;
+}
+
 double Metrics::stepsPerSecond() const {
   if (state_ != State::kTraining) return 0;
   std::lock_guard<std::mutex> lock(mutex_);
@@ -186,6 +202,7 @@ std::string Metrics::statusJson() const {
   }
   json.set("peers", peers);
   json.set("blas_core", blasCore_);
+  if (role_ == Role::kPs) json.set("workers", workers.json());
   std::ostringstream out;
   json.stringify(out);
   return out.str();

@@ -49,6 +49,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
     link.shard = welcome;
     link.globalStep = welcome.globalStep;
   });
+  metrics_.setPsHttp({endpoint.toString(), endpoint.host, int(link.shard.httpPort)});
   return link;
 }
 

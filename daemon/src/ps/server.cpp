@@ -115,10 +115,18 @@ void Server::serve(net::Channel& channel) {
   const std::uint32_t worker = hello.index;
   channel.setReceiveTimeout(options_.idleTimeoutSeconds);
   awaitChief(worker, channel.peerName());
+  // The roster counts this connection until serve() returns, however it ends.
+  metrics_.workers.joined(worker);
+  struct Leaving {
+    observe::WorkerRoster& roster;
+    std::uint32_t worker;
+    ~Leaving() { roster.left(worker); }
+  } leaving{metrics_.workers, worker};
   auto state = shard_.state();
   channel.send(net::MessageType::kWelcome,
                net::encode(net::Welcome{options_.range.offset, options_.range.count,
-                                        state.globalStep, shard_.trainSteps()}));
+                                        state.globalStep, shard_.trainSteps(),
+                                        std::uint32_t(options_.httpPort)}));
   logger->info("PS {}: worker {} connected from {} (global step {})", options_.index, worker,
                channel.peerName(), state.globalStep);
   metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
@@ -151,6 +159,7 @@ void Server::serve(net::Channel& channel) {
         const double seconds = secondsSince(start);
         metrics_.pushSeconds().Observe(seconds);
         answer(result, seconds);
+        metrics_.workers.stepped(worker, push.localStep);
         if (result.advanced) logStep(result, push.localStep, push.loss, worker);
         break;
       }
@@ -159,6 +168,7 @@ void Server::serve(net::Channel& channel) {
         logger->info("PS {}: worker {} finished after {} local steps", options_.index, worker,
                      done.localSteps);
         metrics_.events().finished("worker " + std::to_string(worker), done.localSteps);
+        metrics_.workers.finished(worker, done.localSteps);
         auto now = shard_.state();
         channel.send(net::MessageType::kStatusReply,
                      net::encode(net::StatusReply{Role::kPs,

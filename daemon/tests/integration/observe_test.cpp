@@ -134,4 +134,28 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
                     "blas_core=\"" + blasCore + "\"," + workerLabels + ",version=\"" PSTRAIN_VERSION
                                    "\"") == 1);
   BOOST_TEST(httpGet(psHttp, "/nowhere").status == 404);
+
+  // The worker gathers the state of every ps, as the ps told it where its /status is, and each
+  // ps's roster of workers.
+  auto gathered = parseJson(httpGet(workerHttp, "/cluster").body)->getArray("ps");
+  BOOST_REQUIRE_EQUAL(gathered->size(), 1u);
+  BOOST_TEST(gathered->getObject(0)->getValue<std::string>("ps") ==
+             "127.0.0.1:" + std::to_string(cluster.ports[0]));
+  auto psStatus = gathered->getObject(0)->getObject("status");
+  BOOST_REQUIRE(psStatus);
+  BOOST_TEST(psStatus->getValue<std::string>("role") == "ps");
+  BOOST_TEST(psStatus->getValue<std::string>("state") == "training");
+  auto roster = psStatus->getArray("workers");
+  BOOST_REQUIRE_EQUAL(roster->size(), 1u);
+  BOOST_TEST(roster->getObject(0)->getValue<int>("index") == 0);
+  BOOST_TEST(roster->getObject(0)->getValue<std::string>("state") == "training");
+  BOOST_TEST(roster->getObject(0)->getValue<std::uint64_t>("local_step") > 0u);
+  BOOST_TEST(httpGet(psHttp, "/cluster").status == 404);  // a ps lists its workers in /status
+
+  // A ps that is gone is reported as such, with the reason.
+  cluster.ps.reset();
+  auto gone = parseJson(httpGet(workerHttp, "/cluster").body)->getArray("ps")->getObject(0);
+  BOOST_TEST(!gone->has("status"));
+  BOOST_TEST(gone->getValue<std::string>("error").find("cannot fetch http://127.0.0.1:" +
+                                                       std::to_string(psHttp) + "/status") == 0u);
 }

@@ -44,29 +44,31 @@ BOOST_AUTO_TEST_CASE(header_round_trips) {
 
 BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(0x12345678, 1, 4, 12)).find("bad magic") != std::string::npos);
-  BOOST_TEST(headerError(header(kMagic, 2, 4, 12)).find("version 2") != std::string::npos);
-  BOOST_TEST(headerError(header(kMagic, 1, 0, 0)).find("unknown message type 0") !=
+  BOOST_TEST(headerError(header(kMagic, 9, 4, 12)).find("version 9") != std::string::npos);
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 0, 0)).find("unknown message type 0") !=
              std::string::npos);
-  BOOST_TEST(headerError(header(kMagic, 1, 99, 0)).find("unknown message type 99") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 99, 0)).find("unknown message type 99") !=
              std::string::npos);
   // A push larger than the receiver allows is refused before any byte of it is read.
-  BOOST_TEST(headerError(header(kMagic, 1, 4, 0xfffffff0), 4096).find("invalid length") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 4, 0xfffffff0), 4096)
+                 .find("invalid length") !=
              std::string::npos);
   // Floats come whole; fixed-size messages have exactly their size.
-  BOOST_TEST(headerError(header(kMagic, 1, 4, 12 + 3)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 4, 4)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 3, 1)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 1, 20)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 9, 5000)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 1, 21 + 16)) == "accepted");
-  BOOST_TEST(headerError(header(kMagic, 1, 12, 0)).find("unknown message type 12") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 4, 12 + 3)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 4, 4)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 3, 1)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 20)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 9, 5000)) != "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 21 + 16)) == "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 12, 0)).find("unknown message type 12") !=
              std::string::npos);
   // 6, the retired status query, is no type any more.
-  BOOST_TEST(headerError(header(kMagic, 1, 6, 0)).find("unknown message type 6") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 6, 0)).find("unknown message type 6") !=
              std::string::npos);
   // Every other type from 1 to 11 is known.
   for (int type : {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}) {
-    BOOST_TEST(headerError(header(kMagic, 1, std::uint16_t(type), 0)).find("unknown") ==
+    BOOST_TEST(headerError(header(kMagic, kProtocolVersion, std::uint16_t(type), 0))
+                   .find("unknown") ==
                std::string::npos);
   }
 }
@@ -81,9 +83,10 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(hello.parameterCount == 101770u);
   BOOST_TEST(hello.runId == 0xdeadbeefcafeull);
 
-  auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000}));
+  auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000, 8090}));
   BOOST_TEST(welcome.offset == 50885u);
   BOOST_TEST(welcome.trainSteps == 3000u);
+  BOOST_TEST(welcome.httpPort == 8090u);
 
   auto push = decodePush(encode(Push{42, 0.25f}));
   BOOST_TEST(push.localStep == 42u);
@@ -109,13 +112,13 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 1, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 2, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 37u);
   BOOST_TEST(fixedFieldsSize(MessageType::kChallenge) == 48u);
   BOOST_TEST(fixedFieldsSize(MessageType::kProof) == 32u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 32u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPull) == 0u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 12u);
   BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 14u);

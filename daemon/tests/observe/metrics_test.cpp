@@ -4,6 +4,8 @@
 #include <Poco/JSON/Parser.h>
 
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/observe/metrics.hpp"
@@ -67,4 +69,39 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
   BOOST_TEST(json->getArray("peers")->size() == 2u);
   BOOST_TEST(!json->has("test_accuracy"));
   BOOST_TEST(json->getValue<std::string>("blas_core") == pstrain::blasCoreInUse());
+}
+
+BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
+  Events events("ps", 1);
+  Metrics metrics(Role::kPs, 1, 100, events);
+  auto workers = [&] {
+    auto json = Poco::JSON::Parser().parse(metrics.statusJson()).extract<Poco::JSON::Object::Ptr>();
+    std::vector<std::string> described;
+    for (const auto& w : *json->getArray("workers")) {
+      auto entry = w.extract<Poco::JSON::Object::Ptr>();
+      described.push_back(std::to_string(entry->getValue<int>("index")) + " " +
+                          entry->getValue<std::string>("state") + " " +
+                          std::to_string(entry->getValue<int>("local_step")));
+    }
+    return described;
+  };
+  BOOST_TEST(workers().empty());
+  metrics.workers.joined(1);
+  metrics.workers.joined(0);
+  metrics.workers.stepped(1, 12);
+  BOOST_TEST(workers() == (std::vector<std::string>{"0 training 0", "1 training 12"}),
+             boost::test_tools::per_element());
+  // Worker 1 reconnects before its old connection is seen to end: still training.
+  metrics.workers.joined(1);
+  metrics.workers.left(1);
+  metrics.workers.finished(0, 40);
+  metrics.workers.left(0);
+  BOOST_TEST(workers() == (std::vector<std::string>{"0 finished 40", "1 training 12"}),
+             boost::test_tools::per_element());
+  metrics.workers.left(1);
+  BOOST_TEST(workers()[1] == "1 disconnected 12");
+  // A worker's status has no workers.
+  Metrics worker(Role::kWorker, 0, 100, events);
+  auto json = Poco::JSON::Parser().parse(worker.statusJson()).extract<Poco::JSON::Object::Ptr>();
+  BOOST_TEST(!json->has("workers"));
 }

@@ -13,7 +13,7 @@ namespace pstrain::net {
 // Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
-constexpr std::uint16_t kProtocolVersion = 1;
+constexpr std::uint16_t kProtocolVersion = 2;  // 2: the welcome says the ps's HTTP port
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -74,6 +74,7 @@ struct Welcome {
   std::uint64_t count;
   std::uint64_t globalStep;
   std::uint64_t trainSteps;
+  std::uint32_t httpPort;  // where its /status answers; 0: none
 };
 
 struct Push {

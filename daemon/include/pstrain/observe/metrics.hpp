@@ -14,6 +14,7 @@
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/connection.hpp"
 #include "pstrain/observe/events.hpp"
+#include "pstrain/observe/worker_roster.hpp"
 
 namespace pstrain::observe {
 
@@ -38,6 +39,16 @@ class Metrics {
   void recordAccuracy(double accuracy) { testAccuracy_ = accuracy; }
   void setPeers(std::vector<std::string> peers);
 
+  // A worker: where a ps answers HTTP (its /status), as it said in its welcome; by ps, in the
+  // order they were first recorded. Port 0: it has no HTTP endpoint.
+  struct PsHttp {
+    std::string ps;  // host:port of its ps port
+    std::string host;
+    int port = 0;
+  };
+  void setPsHttp(PsHttp ps);
+  std::vector<PsHttp> psHttp() const;
+
   std::uint64_t globalStep() const { return globalStep_; }
   Events& events() const { return events_; }
 
@@ -45,6 +56,8 @@ class Metrics {
   net::TrafficCounters traffic;
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> rejectedConnections{0};
+  // A ps: the workers it has heard from, on /status.
+  WorkerRoster workers;
 
   // Seconds a push (worker: its round trip; ps: applying it) and a pull take.
   prometheus::Histogram& pushSeconds();
@@ -52,7 +65,8 @@ class Metrics {
 
   // The Prometheus text exposition of everything above.
   std::string prometheusText() const;
-  // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers, BLAS core.
+  // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers, BLAS core,
+  // and a ps's workers.
   std::string statusJson() const;
 
  private:
@@ -75,6 +89,7 @@ class Metrics {
 
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;
+  std::vector<PsHttp> psHttp_;
   // Steps per second over windows of about a second, from the first recorded step.
   bool windowStarted_ = false;
   std::chrono::steady_clock::time_point windowStart_;

@@ -32,6 +32,7 @@ struct ServerOptions {
   std::string checkpointPath;  // "" for none
   double checkpointEverySeconds = 0;
   std::string description;  // of the training settings, for the start-up line
+  int httpPort = 0;          // where its /status answers, told to each worker; 0: none
 };
 
 // A parameter server: owns one shard of the model and serves each worker's channel, whatever

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <Poco/JSON/Array.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+
+namespace pstrain::observe {
+
+// What a ps knows of each worker that has said hello: whether a connection of it is open,
+// whether it said it has finished, its last local step. For the ps's /status, which worker 0's
+// page gathers. Safe to use from every connection's thread.
+class WorkerRoster {
+ public:
+  void joined(std::uint32_t worker);
+  void stepped(std::uint32_t worker, std::uint64_t localStep);
+  void finished(std::uint32_t worker, std::uint64_t localSteps);
+  void left(std::uint32_t worker);
+
+  // [{"index":0,"state":"training","local_step":12}, …] by index, the state one of training,
+  // finished or disconnected. Empty before the first hello.
+  Poco::JSON::Array json() const;
+
+ private:
+  struct Worker {
+    int connections = 0;
+    bool finished = false;
+    std::uint64_t localStep = 0;
+  };
+  mutable std::mutex mutex_;
+  std::map<std::uint32_t, Worker> workers_;
+};
+
+}  // namespace pstrain::observe

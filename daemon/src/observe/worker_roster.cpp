@@ -1,0 +1,44 @@
+#include "pstrain/observe/worker_roster.hpp"
+
+#include <Poco/JSON/Object.h>
+
+namespace pstrain::observe {
+
+void WorkerRoster::joined(std::uint32_t worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& w = workers_[worker];
+  ++w.connections;
+  w.finished = false;  // a worker that comes back trains again
+}
+
+void WorkerRoster::stepped(std::uint32_t worker, std::uint64_t localStep) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  workers_[worker].localStep = localStep;
+}
+
+void WorkerRoster::finished(std::uint32_t worker, std::uint64_t localSteps) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto& w = workers_[worker];
+  w.finished = true;
+  w.localStep = localSteps;
+}
+
+void WorkerRoster::left(std::uint32_t worker) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  --workers_[worker].connections;
+}
+
+Poco::JSON::Array WorkerRoster::json() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Poco::JSON::Array array;
+  for (const auto& [index, w] : workers_) {
+    Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
+    entry.set("index", index);
+    entry.set("state", w.finished ? "finished" : w.connections > 0 ? "training" : "disconnected");
+    entry.set("local_step", w.localStep);
+    array.add(entry);
+  }
+  return array;
+}
+
+}  // namespace pstrain::observe
