@@ -15,8 +15,11 @@ bash ci/install-deps.sh --tests debootstrap jq
 # at the lowest CPU priority, so it takes the cores the suites below leave idle (waiting on
 # training pods, the network, timeouts) without slowing them; ci/kind-e2e.sh finds it built.
 kind_log="$(mktemp)"
-# In a process group of its own, so that an early exit stops all of it (its compilers too).
-setsid nice -n 19 bash tests/kind/build.sh >"$kind_log" 2>&1 &
+# In a process group of its own, so that an early exit stops all of it (its compilers too). A
+# new session is a new scheduler autogroup, where nice alone would not lower it against the
+# suites: the autogroup's own nice value is set too.
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 bash tests/kind/build.sh' \
+  >"$kind_log" 2>&1 &
 kind_build=$!
 trap 'kill -- -"$kind_build" 2>/dev/null; rm -f "$kind_log"' EXIT
 bash ci/build.sh
