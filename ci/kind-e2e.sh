@@ -4,7 +4,7 @@
 #
 # tests/kind/build.sh builds kind, kubectl and kind's node image (Kubernetes, etcd, CoreDNS,
 # pause from Go modules; systemd, containerd, runc, CNI plugins from Debian), cached by a content
-# key: the first run takes about 10 minutes on 2 cores, later ones reuse it. The cluster then
+# key: the first run takes about 18 minutes on 2 cores, later ones reuse it. The cluster then
 # starts with `kind create cluster --config kind-config.yml --image <node image>`, where the
 # configuration is the repository's own with two changes for this test:
 #   - networking.kubeProxyMode: nftables. kube-proxy's image here is Debian's, with nft; in the

@@ -1,13 +1,12 @@
 #define BOOST_TEST_MODULE blas_startup
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <cstdlib>
 
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/error.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 
 // The pstrain binary choosing its OpenBLAS kernels at start-up, as a process.
@@ -35,10 +34,7 @@ SingleRun runSingle(const std::vector<std::string>& env) {
   SingleRun run{result.exitCode, result.err, ""};
   const std::string summary = readText(dir.file("summary.json"));
   if (!summary.empty()) {
-    run.blasCore = Poco::JSON::Parser()
-                       .parse(summary)
-                       .extract<Poco::JSON::Object::Ptr>()
-                       ->getValue<std::string>("blas_core");
+    run.blasCore = parseObject(summary)->getValue<std::string>("blas_core");
   }
   return run;
 }

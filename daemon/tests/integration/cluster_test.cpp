@@ -1,8 +1,6 @@
 #define BOOST_TEST_MODULE cluster
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <filesystem>
 #include <regex>
 
@@ -10,6 +8,7 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 
@@ -18,10 +17,6 @@
 using namespace pstrain::testing;
 
 namespace {
-
-Poco::JSON::Object::Ptr readJson(const std::string& path) {
-  return Poco::JSON::Parser().parse(readText(path)).extract<Poco::JSON::Object::Ptr>();
-}
 
 // The global steps of a worker's step events, in order.
 std::vector<long> workerGlobalSteps(const std::string& logDir) {
@@ -57,7 +52,7 @@ BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed)
   auto result = runPstrain(cluster.localArgs("400"));
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
 
-  auto summary = readJson(cluster.logs.file("summary.json"));
+  auto summary = parseObject(readText(cluster.logs.file("summary.json")));
   BOOST_TEST(summary->getValue<long>("global_step") == 400);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.95);
   BOOST_TEST(summary->getValue<double>("global_steps_per_s") > 0);
@@ -108,7 +103,7 @@ BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
   args.push_back("--sync");
   auto result = runPstrain(args);
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
-  auto summary = readJson(cluster.logs.file("summary.json"));
+  auto summary = parseObject(readText(cluster.logs.file("summary.json")));
   BOOST_TEST(summary->getValue<long>("global_step") == 150);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.9);
   // Every worker takes part in every synchronous step.
@@ -125,7 +120,7 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_reaches_085_in_3000_steps) {
                             "--batch-size", "100", "--hidden-units", "128", "--log-dir",
                             logs.path(), "--summary-json", logs.file("s.json")});
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
-  auto summary = readJson(logs.file("s.json"));
+  auto summary = parseObject(readText(logs.file("s.json")));
   BOOST_TEST(summary->getValue<long>("global_step") == 3000);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.85);
 }

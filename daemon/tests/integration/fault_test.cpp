@@ -1,8 +1,6 @@
 #define BOOST_TEST_MODULE fault
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -14,6 +12,7 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 
@@ -62,9 +61,7 @@ std::vector<std::string> localArgs(const TempDir& logs, Mode mode = Mode::kSync)
 }
 
 Run summaryOf(const TempDir& logs, std::string out) {
-  auto json = Poco::JSON::Parser()
-                  .parse(readText(logs.file("summary.json")))
-                  .extract<Poco::JSON::Object::Ptr>();
+  auto json = parseObject(readText(logs.file("summary.json")));
   return Run{json->getValue<double>("test_accuracy"), json->getValue<long>("global_step"),
              std::move(out)};
 }

@@ -1,8 +1,6 @@
 #define BOOST_TEST_MODULE observe
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <chrono>
 #include <filesystem>
 #include <functional>
@@ -14,6 +12,7 @@
 #include "support/events.hpp"
 #include "support/http.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 #include "support/prometheus.hpp"
@@ -23,10 +22,6 @@
 using namespace pstrain::testing;
 
 namespace {
-
-Poco::JSON::Object::Ptr parseJson(const std::string& body) {
-  return Poco::JSON::Parser().parse(body).extract<Poco::JSON::Object::Ptr>();
-}
 
 double metric(int port, const std::string& name, const std::string& labels) {
   auto samples = parsePrometheus(httpGet(port, "/metrics").body);
@@ -99,7 +94,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
              "no step event for global step " << psStep << " in the ps's events.jsonl");
 
   // /events: the latest events, and those after a sequence number.
-  auto events = parseJson(httpGet(psHttp, "/events?after=0").body);
+  auto events = parseObject(httpGet(psHttp, "/events?after=0").body);
   const auto next = events->getValue<std::uint64_t>("next");
   auto list = events->getArray("events");
   BOOST_REQUIRE(list->size() > 0u);
@@ -107,9 +102,9 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   BOOST_TEST(list->getObject(0)->getValue<std::string>("role") == "ps");
   const std::string afterNext = "/events?after=" + std::to_string(next);
   BOOST_TEST(waitFor(
-      [&] { return parseJson(httpGet(psHttp, afterNext).body)->getArray("events")->size() > 0; },
+      [&] { return parseObject(httpGet(psHttp, afterNext).body)->getArray("events")->size() > 0; },
       std::chrono::seconds(10)));
-  auto later = parseJson(httpGet(psHttp, afterNext).body);
+  auto later = parseObject(httpGet(psHttp, afterNext).body);
   BOOST_TEST(later->getValue<std::uint64_t>("next") > next);
   auto newer = later->getArray("events")->getObject(0);
   BOOST_TEST(newer->getValue<double>("time") >=
@@ -121,9 +116,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   BOOST_TEST(samples.at("pstrain_push_seconds_count{" + psLabels + "}") > 0);
   BOOST_TEST(samples.at("pstrain_state{" + psLabels + ",state=\"training\"}") == 1);
 
-  auto status = Poco::JSON::Parser()
-                    .parse(httpGet(workerHttp, "/status").body)
-                    .extract<Poco::JSON::Object::Ptr>();
+  auto status = parseObject(httpGet(workerHttp, "/status").body);
   BOOST_TEST(status->getValue<std::string>("role") == "worker");
   BOOST_TEST(status->getValue<std::string>("state") == "training");
   BOOST_TEST(status->getArray("peers")->size() == 1u);
@@ -137,7 +130,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
 
   // The worker gathers the state of every ps, as the ps told it where its /status is, and each
   // ps's roster of workers.
-  auto gathered = parseJson(httpGet(workerHttp, "/cluster").body)->getArray("ps");
+  auto gathered = parseObject(httpGet(workerHttp, "/cluster").body)->getArray("ps");
   BOOST_REQUIRE_EQUAL(gathered->size(), 1u);
   BOOST_TEST(gathered->getObject(0)->getValue<std::string>("ps") ==
              "127.0.0.1:" + std::to_string(cluster.ports[0]));
@@ -154,7 +147,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
 
   // A ps that is gone is reported as such, with the reason.
   cluster.ps.reset();
-  auto gone = parseJson(httpGet(workerHttp, "/cluster").body)->getArray("ps")->getObject(0);
+  auto gone = parseObject(httpGet(workerHttp, "/cluster").body)->getArray("ps")->getObject(0);
   BOOST_TEST(!gone->has("status"));
   BOOST_TEST(gone->getValue<std::string>("error").find("cannot fetch http://127.0.0.1:" +
                                                        std::to_string(psHttp) + "/status") == 0u);

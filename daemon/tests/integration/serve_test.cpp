@@ -3,7 +3,6 @@
 
 #include <Poco/Checksum.h>
 #include <Poco/DeflatingStream.h>
-#include <Poco/JSON/Parser.h>
 #include <Poco/Net/StreamSocket.h>
 
 #include <chrono>
@@ -18,6 +17,7 @@
 #include "pstrain/net/free_ports.hpp"
 #include "support/http.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 
@@ -28,10 +28,6 @@ using namespace pstrain::testing;
 using pstrain::app::ChildProcess;
 
 namespace {
-
-Poco::JSON::Object::Ptr parseObject(const std::string& text) {
-  return Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
-}
 
 // {"images": [[...], ...]} of `count` images from `pixels`, 784 bytes each.
 std::string imagesJson(const std::uint8_t* pixels, size_t count) {

@@ -1,8 +1,6 @@
 #define BOOST_TEST_MODULE events
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <fstream>
 
 #include "pstrain/common/error.hpp"
@@ -11,16 +9,14 @@
 #include "pstrain/observe/events.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "support/idx_files.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 
 using namespace pstrain::observe;
+using pstrain::testing::parseObject;
 using pstrain::testing::TempDir;
 
 namespace {
-
-Poco::JSON::Object::Ptr parse(const std::string& text) {
-  return Poco::JSON::Parser().parse(text).extract<Poco::JSON::Object::Ptr>();
-}
 
 std::vector<std::string> eventNames(const Poco::JSON::Array::Ptr& events) {
   std::vector<std::string> names;
@@ -44,7 +40,7 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   }
   auto lines = pstrain::testing::lines(pstrain::testing::readText(path));
   BOOST_REQUIRE(lines.size() == 3u);
-  auto step = parse(lines[0]);
+  auto step = parseObject(lines[0]);
   BOOST_TEST(step->getValue<std::string>("role") == "ps");
   BOOST_TEST(step->getValue<int>("index") == 1);
   BOOST_TEST(step->getValue<std::string>("event") == "step");
@@ -54,8 +50,8 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   BOOST_TEST(step->getValue<std::uint64_t>("localStep") == 17u);
   const double time = step->getValue<double>("time");
   BOOST_TEST(std::abs(time - pstrain::unixTime()) < 60);
-  BOOST_TEST(parse(lines[1])->getValue<std::string>("path") == "/ckpt/\"odd\" name.bin");
-  BOOST_TEST(parse(lines[2])->isNull("loss"));  // JSON has no NaN
+  BOOST_TEST(parseObject(lines[1])->getValue<std::string>("path") == "/ckpt/\"odd\" name.bin");
+  BOOST_TEST(parseObject(lines[2])->isNull("loss"));  // JSON has no NaN
 }
 
 BOOST_AUTO_TEST_CASE(everything_but_steps_reaches_the_file_at_once) {
@@ -86,31 +82,31 @@ BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partia
 
 BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
   Events events("worker", 2, "", 3);
-  auto empty = parse(events.since(0));
+  auto empty = parseObject(events.since(0));
   BOOST_TEST(empty->getValue<std::uint64_t>("next") == 0u);
   BOOST_TEST(empty->getArray("events")->size() == 0u);
 
   events.state(State::kTraining);
   events.workerStep(1, 10, 0.5f);
-  auto first = parse(events.since(0));
+  auto first = parseObject(events.since(0));
   BOOST_TEST(first->getValue<std::uint64_t>("next") == 2u);
   BOOST_TEST(eventNames(first->getArray("events")) == (std::vector<std::string>{"state", "step"}));
 
   events.accuracy(1, 10, 0.75);
-  auto next = parse(events.since(2));
+  auto next = parseObject(events.since(2));
   BOOST_TEST(next->getValue<std::uint64_t>("next") == 3u);
   BOOST_TEST(eventNames(next->getArray("events")) == std::vector<std::string>{"accuracy"});
   BOOST_TEST(next->getArray("events")->getObject(0)->getValue<double>("accuracy") == 0.75);
-  BOOST_TEST(parse(events.since(3))->getArray("events")->size() == 0u);
+  BOOST_TEST(parseObject(events.since(3))->getArray("events")->size() == 0u);
 
   // Only the latest 3 are kept: asking from 0 gives those.
   events.done(10, 1.5, 0.75);
-  auto kept = parse(events.since(0));
+  auto kept = parseObject(events.since(0));
   BOOST_TEST(kept->getValue<std::uint64_t>("next") == 4u);
   BOOST_TEST(eventNames(kept->getArray("events")) ==
              (std::vector<std::string>{"step", "accuracy", "done"}));
   // A number from before a restart, beyond the newest: everything kept.
-  BOOST_TEST(parse(events.since(100))->getArray("events")->size() == 3u);
+  BOOST_TEST(parseObject(events.since(100))->getArray("events")->size() == 3u);
 }
 
 BOOST_AUTO_TEST_CASE(a_partial_last_line_is_skipped_and_a_missing_file_refused) {
@@ -133,7 +129,7 @@ BOOST_AUTO_TEST_CASE(metrics_records_each_change_of_state_once) {
   metrics.setState(State::kTraining);
   metrics.setState(State::kTraining);
   metrics.setState(State::kCompleted);
-  auto all = parse(events.since(0))->getArray("events");
+  auto all = parseObject(events.since(0))->getArray("events");
   BOOST_REQUIRE(all->size() == 3u);
   std::vector<std::string> states;
   for (size_t i = 0; i < all->size(); ++i) {

@@ -1,14 +1,13 @@
 #define BOOST_TEST_MODULE metrics
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/observe/metrics.hpp"
+#include "support/json.hpp"
 #include "support/prometheus.hpp"
 
 using namespace pstrain::observe;
@@ -62,7 +61,7 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
   metrics.setState(State::kTraining);
   metrics.recordStep(7, 1.25f);
   metrics.setPeers({"ps a:1", "ps b:2"});
-  auto json = Poco::JSON::Parser().parse(metrics.statusJson()).extract<Poco::JSON::Object::Ptr>();
+  auto json = pstrain::testing::parseObject(metrics.statusJson());
   BOOST_TEST(json->getValue<std::string>("role") == "worker");
   BOOST_TEST(json->getValue<std::string>("state") == "training");
   BOOST_TEST(json->getValue<int>("global_step") == 7);
@@ -75,7 +74,7 @@ BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
   Events events("ps", 1);
   Metrics metrics(Role::kPs, 1, 100, events);
   auto workers = [&] {
-    auto json = Poco::JSON::Parser().parse(metrics.statusJson()).extract<Poco::JSON::Object::Ptr>();
+    auto json = pstrain::testing::parseObject(metrics.statusJson());
     std::vector<std::string> described;
     for (const auto& w : *json->getArray("workers")) {
       auto entry = w.extract<Poco::JSON::Object::Ptr>();
@@ -102,6 +101,6 @@ BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
   BOOST_TEST(workers()[1] == "1 disconnected 12");
   // A worker's status has no workers.
   Metrics worker(Role::kWorker, 0, 100, events);
-  auto json = Poco::JSON::Parser().parse(worker.statusJson()).extract<Poco::JSON::Object::Ptr>();
+  auto json = pstrain::testing::parseObject(worker.statusJson());
   BOOST_TEST(!json->has("workers"));
 }

@@ -1,8 +1,6 @@
 #define BOOST_TEST_MODULE in_process
 #include <boost/test/unit_test.hpp>
 
-#include <Poco/JSON/Parser.h>
-
 #include <chrono>
 #include <thread>
 
@@ -10,6 +8,7 @@
 #include "pstrain/common/error.hpp"
 #include "support/idx_files.hpp"
 #include "support/in_process_cluster.hpp"
+#include "support/json.hpp"
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 
@@ -42,10 +41,7 @@ std::uint64_t globalStep(InProcessCluster& cluster) {
 
 // The peers of the events named `event` that a worker has recorded.
 std::vector<std::string> peersOf(InProcessCluster& cluster, int worker, const std::string& event) {
-  auto recorded = Poco::JSON::Parser()
-                      .parse(cluster.workerMetrics(worker).events().since(0))
-                      .extract<Poco::JSON::Object::Ptr>()
-                      ->getArray("events");
+  auto recorded = parseObject(cluster.workerMetrics(worker).events().since(0))->getArray("events");
   std::vector<std::string> peers;
   for (size_t i = 0; i < recorded->size(); ++i) {
     auto e = recorded->getObject(unsigned(i));

@@ -1,9 +1,8 @@
 #include "support/events.hpp"
+#include "support/json.hpp"
 
 #include <algorithm>
 #include <filesystem>
-
-#include <Poco/JSON/Parser.h>
 
 #include "pstrain/observe/events.hpp"
 #include "support/process_run.hpp"
@@ -39,7 +38,7 @@ Poco::JSON::Object::Ptr lastEventOf(const std::string& logDir, const std::string
     const std::string line = text.substr(begin, end - begin);
     if (line.find(field) != std::string::npos) {
       try {
-        return Poco::JSON::Parser().parse(line).extract<Poco::JSON::Object::Ptr>();
+        return parseObject(line);
       } catch (const Poco::Exception&) {
         // a partial last line: look further back
       }
