@@ -10,8 +10,8 @@
 # (ci/kind-e2e.sh).
 #
 # Needs root, Docker, and Go (at /usr/local/go or on PATH); helm is the one ci/chart-test.sh
-# builds. The base image debian:bookworm-slim is made with debootstrap when it is not present,
-# so no registry is needed; apt inside `docker build` needs deb.debian.org.
+# builds. The base image debian:bookworm-slim is ci/debian-base.sh's (debootstrap), so no
+# registry is needed; apt inside `docker build` needs deb.debian.org.
 # Environment: PSTRAIN_E2E_IMAGE (default pstrain:e2e), PSTRAIN_E2E_TIMEOUT (seconds each
 # scenario may take, default 600), PSTRAIN_E2E_RUN (only the scenarios go test -run selects, e.g.
 # 'TestScenarios/ps_killed'), PSTRAIN_TOOLS_DIR (as for ci/chart-test.sh).
@@ -22,6 +22,17 @@ export PATH="$PATH:/usr/local/go/bin"
 image="${PSTRAIN_E2E_IMAGE:-pstrain:e2e}"
 timeout="${PSTRAIN_E2E_TIMEOUT:-600}"
 base=debian:bookworm-slim
+
+# build_image ARGS...: docker build of the image under test, with ARGS.
+build_image() {
+  docker build -f docker/Dockerfile --build-arg DATASET=fashion-mnist "$@" .
+}
+# `ci/e2e.sh prepare`: only the base image and the image's stages that are downloads, so that the
+# test later builds no more than the daemon (ci/test.sh runs it while the daemon's tests run).
+if [ "${1:-}" = prepare ]; then
+  bash ci/debian-base.sh && build_image --quiet --target runtime
+  exit
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -58,31 +69,15 @@ else
   finish
 fi
 
-# make_base_image: debian:bookworm-slim from Debian's archive, slimmed as Debian's -slim images
-# are: no documentation, manual pages or translations, now or from packages installed later.
-make_base_image() {
-  local rootfs="$work/rootfs"
-  command -v debootstrap >/dev/null || bash ci/install-deps.sh debootstrap || return 1
-  debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian || return 1
-  printf 'path-exclude /usr/share/%s\n' 'doc/*' 'man/*' 'info/*' 'locale/*' 'lintian/*' \
-    >"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
-  echo 'path-include /usr/share/doc/*/copyright' >>"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
-  find "$rootfs/usr/share/doc" ! -type d ! -name copyright -delete
-  rm -rf "$rootfs"/usr/share/{man,info,locale,lintian}/* "$rootfs"/var/cache/apt/archives/*.deb \
-    "$rootfs"/var/cache/apt/*.bin "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/log/*.log
-  tar -C "$rootfs" -c . | docker import --change 'CMD ["bash"]' - "$base"
-}
-if docker image inspect "$base" >/dev/null 2>&1; then
-  pass "base image $base is present"
-elif out="$(make_base_image 2>&1)"; then
-  pass "base image $base made with debootstrap"
+if out="$(bash ci/debian-base.sh 2>&1)"; then
+  pass "$out"
 else
-  fail "base image $base: debootstrap and docker import" "$out"
+  fail "base image $base: ci/debian-base.sh (debootstrap and docker import)" "$out"
   finish
 fi
 
 build_start=$SECONDS
-if out="$(docker build -f docker/Dockerfile --build-arg DATASET=fashion-mnist -t "$image" . 2>&1)"; then
+if out="$(build_image -t "$image" 2>&1)"; then
   pass "image $image built in $((SECONDS - build_start)) s (Fashion-MNIST): $(docker image ls --format '{{.Size}}' "$image")"
 else
   fail "image $image: docker build" "$out"

@@ -21,7 +21,9 @@
 # runtime in /etc/docker/daemon.json for the time of the test (tests/kind/docker-runtime.sh) and
 # given to kind's `docker run` only, by a `docker` in front of Docker's on kind's PATH.
 #
-# The Go tests in tests/e2e/kind then drive the cluster (see there): kind load docker-image,
+# The Go tests in tests/e2e/kind then drive the cluster (see there), in parallel, each in a
+# namespace of its own (values.yml's CPU limits leave most of the machine idle while one release
+# trains; in sequence they took 7 minutes, 5.5 together): kind load docker-image,
 # helm install/test/upgrade/uninstall, kubectl exec/delete/label, Pod Security admission. At the
 # end the cluster, its Docker network and any daemon.json change are removed, also on failure
 # or interrupt.
@@ -141,28 +143,30 @@ fi
 
 # --- the scenarios ------------------------------------------------------------------------------
 
-echo "== scenarios (tests/e2e/kind)"
+echo "== scenarios (tests/e2e/kind, in parallel)"
 (
   cd tests/e2e &&
     PSTRAIN_KIND_CLUSTER="$name" PSTRAIN_KIND_KUBECONFIG="$work/kubeconfig" PSTRAIN_KIND_BIN="$work/bin" \
       PSTRAIN_KIND_IMAGE="$image" PSTRAIN_KIND_LOG_DIR="$logs" \
-      go test -count=1 -v -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
-) >"$work/scenarios.log" 2>&1
+      go test -count=1 -json -parallel 8 -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
+) >"$work/scenarios.json" 2>"$work/scenarios.err"
 rc=$?
-# One line per scenario, from go test's own, with what the scenario logged (what the user saw)
-# or, when it failed, all its output.
-while read -r result scenario took; do
-  output="$(sed -n "/^=== RUN   $scenario\$/,/^--- $result: $scenario /p" "$work/scenarios.log" | sed '1d;$d')"
+# go test's events of the scenarios (parallel ones interleave in its plain output).
+events() { jq -rR "fromjson? | $1" "$work/scenarios.json"; }
+# One line per scenario, with what the scenario logged (what the user saw) or, when it failed,
+# all its output.
+while IFS=$'\t' read -r result scenario took; do
+  output="$(events "select(.Test == \"$scenario\" and .Action == \"output\") | .Output | rtrimstr(\"\\n\")" | grep -v -E '^(=== |--- )')"
   case "$result" in
-    PASS)
-      pass "$scenario $took"
+    pass)
+      pass "$scenario ($took s)"
       grep -E '^    \S+_test.go:[0-9]+: ' <<<"$output" | cut -c 5-164 | sed 's/^/    /'
       ;;
-    SKIP) echo "SKIP $scenario: $(grep -oE '_test.go:[0-9]+: .*' <<<"$output" | cut -d' ' -f2-)" ;;
-    *) fail "$scenario $took" "$output" ;;
+    skip) echo "SKIP $scenario: $(grep -oE '_test.go:[0-9]+: .*' <<<"$output" | cut -d' ' -f2-)" ;;
+    *) fail "$scenario ($took s)" "$output" ;;
   esac
-done < <(sed -nE 's/^--- (PASS|FAIL|SKIP): (\S+) (\(.*\))$/\1 \2 \3/p' "$work/scenarios.log")
-if [ $rc -ne 0 ] && ! grep -q '^--- FAIL' "$work/scenarios.log"; then
-  fail "go test ./kind/ (exit code $rc)" "$(tail -n 40 "$work/scenarios.log")"
+done < <(events 'select(.Test != null and (.Action == "pass" or .Action == "fail" or .Action == "skip")) | [.Action, .Test, .Elapsed] | @tsv')
+if [ $rc -ne 0 ] && [ -z "$(events 'select(.Test != null and .Action == "fail") | .Test')" ]; then
+  fail "go test ./kind/ (exit code $rc)" "$(events 'select(.Test == null and .Action == "output") | .Output | rtrimstr("\n")' | tail -n 40; tail -n 40 "$work/scenarios.err")"
 fi
 finish

@@ -12,7 +12,7 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 build() {
   local dir=$1 sanitizer=$2
   shift 2
-  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_UNITY_BUILD=ON \
     -DPSTRAIN_SANITIZER="$sanitizer" >/dev/null
   cmake --build "$dir" -j"$(nproc)" --target "$@"
 }

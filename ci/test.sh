@@ -9,6 +9,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/install-deps.sh --tests
+# Downloads, while the daemon builds and its tests run: the base image of the pstrain and kind
+# node images (debootstrap) and the pstrain image's packages (ci/e2e.sh prepare), and the Go
+# modules every Go tool and test of the repository builds from. Whoever needs them later waits
+# for them (ci/debian-base.sh's lock, Go's module cache, Docker's build cache) or fetches what a
+# failed download left missing, and says why.
+export PATH="$PATH:/usr/local/go/bin"
+nice -n 19 bash ci/e2e.sh prepare >/dev/null 2>&1 &
+downloads=($!)
+for module in $(find tests -name go.mod -printf '%h\n'); do
+  (cd "$module" && nice -n 19 go mod download >/dev/null 2>&1) &
+  downloads+=($!)
+done
 bash ci/build.sh
 
 status=0
@@ -17,6 +29,7 @@ bash ci/ui-test.sh || status=1
 bash ci/sanitize.sh || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
+wait "${downloads[@]}" || true
 bash ci/e2e.sh || status=1
 bash ci/kind-e2e.sh || status=1
 exit $status

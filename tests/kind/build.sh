@@ -8,8 +8,8 @@
 #   kind/        kind, and the files of kind's own node image (images/base/files in its module)
 #   runc-wrapper/             the runtime ci/kind-e2e.sh gives kind's nodes where --privileged fails
 #   node/        the node image's Dockerfile and its pod network (node-cni.sh)
-# The node and kube-proxy images are built on a Debian bookworm made with debootstrap, with
-# Debian's systemd, containerd, runc and CNI plugins.
+# The node and kube-proxy images are built on debian:bookworm-slim (made by ci/debian-base.sh with
+# debootstrap when missing), with Debian's systemd, containerd, runc and CNI plugins.
 #
 # Cached by a content key of this directory and the Go version: the node image is
 # pstrain-kind-node:<key>, the host tools are in $PSTRAIN_KIND_TOOLS_DIR/bin (default
@@ -35,11 +35,11 @@ if [ "$(cat "$tools/stamp" 2>/dev/null)" = "$key" ] && docker image inspect "$no
 fi
 
 work="$(mktemp -d)"
-debian="pstrain-kind-debian:$key"     # the debootstrap root file system, imported
+debian=debian:bookworm-slim
 build_container="pstrain-kind-build-$key"
 cleanup() {
   docker rm -f "$build_container" >/dev/null 2>&1
-  docker rmi "$debian" "pstrain-kind-build:$key" $(docker image ls --quiet --filter "reference=pstrain-kind-build/*:$key") \
+  docker rmi "pstrain-kind-build:$key" $(docker image ls --quiet --filter "reference=pstrain-kind-build/*:$key") \
     >/dev/null 2>&1
   rm -rf "$work"
 }
@@ -60,14 +60,7 @@ step() {
 
 # --- Debian, in the background while Go builds -----------------------------------------------
 
-make_debian() {
-  debootstrap --variant=minbase bookworm "$work/rootfs" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 ||
-    { tail -n 20 "$work/debootstrap.log"; return 1; }
-  rm -rf "$work"/rootfs/var/cache/apt/archives/*.deb "$work"/rootfs/var/lib/apt/lists/*
-  tar -C "$work/rootfs" -c . | docker import - "$debian" >/dev/null
-  rm -rf "$work/rootfs"
-}
-step "Debian bookworm (debootstrap)" make_debian >"$work/debian.out" 2>&1 &
+step "Debian bookworm (ci/debian-base.sh)" bash "$here/../../ci/debian-base.sh" >"$work/debian.out" 2>&1 &
 debian_pid=$!
 
 # --- binaries ----------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ const longRun = 50000
 // run: the StatefulSet makes a new mnist-ps-1, which restores its checkpoint; then `kubectl
 // delete pod mnist-worker-1`: a new worker 1 joins the run. The run completes at its last step.
 func TestHelmTestAndDeletedPods(t *testing.T) {
+	t.Parallel()
 	r := newRelease(t, "pstrain-faults", longRun)
 	r.install("--set", fmt.Sprintf("hyperparams.trainsteps=%d", longRun))
 	before := r.waitReady(allPods...)

@@ -3,8 +3,10 @@
 // the environment it sets). Without one, the tests are skipped.
 //
 // Each scenario installs the chart as release mnist from the repository's chart/ and values.yml,
-// with the image under test, and removes it at its end (helm uninstall, its pods gone, the log
-// directory on the nodes emptied), so scenarios start alike and may run alone (go test -run).
+// with the image under test, in a namespace of its own (TestReadme in default, as the README
+// does), and removes it at its end (helm uninstall, its pods gone, its directory on the nodes
+// deleted), so scenarios start alike and may run alone (go test -run). They run in parallel:
+// values.yml's CPU limits leave most of the machine idle while one release trains.
 package kind_test
 
 import (

@@ -12,6 +12,7 @@ import (
 // anti-affinity, the workers pinned with worker.affinity. Every pod lands where its values say,
 // and the run trains across the nodes to its last step.
 func TestPlacement(t *testing.T) {
+	t.Parallel()
 	nodes, err := kind.WorkerNodes()
 	if err != nil || len(nodes) != 3 {
 		t.Fatalf("want the 3 worker nodes of kind-config.yml, have %v %v", nodes, err)

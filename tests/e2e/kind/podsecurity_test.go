@@ -12,6 +12,7 @@ import (
 // StatefulSets' pods are forbidden); with `--set logs.type=emptyDir` (values.yml's own hostPath
 // volume removed) the release installs there and trains.
 func TestPodSecurityBaseline(t *testing.T) {
+	t.Parallel()
 	r := newRelease(t, "pstrain-baseline", 200)
 	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce=baseline"); res.Err != nil {
 		t.Fatal(res)

@@ -15,6 +15,7 @@ import (
 // step, kubectl exec … tail of ps 1's log, each pod's own log directory on the host, helm
 // uninstall.
 func TestReadme(t *testing.T) {
+	t.Parallel()
 	r := newRelease(t, "default", 200) // values.yml's hyperparams.trainsteps
 	res := r.install()
 	if !strings.Contains(res.Stdout, "STATUS: deployed") ||

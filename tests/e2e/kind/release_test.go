@@ -110,8 +110,8 @@ func (r *release) uninstall() cluster.Result {
 	return res
 }
 
-// remove uninstalls the release if installed, deletes the scenario's namespace and empties the nodes' log
-// directory, so the next scenario finds no log or checkpoint.
+// remove uninstalls the release if installed, deletes the scenario's namespace and the
+// namespace's directory on the nodes, so that a later scenario finds no log or checkpoint.
 func (r *release) remove() {
 	if r.installed {
 		r.uninstall()
@@ -121,11 +121,14 @@ func (r *release) remove() {
 			r.t.Errorf("deleting the namespace:\n%s", res)
 		}
 	}
-	entries, _ := os.ReadDir(kind.LogDir)
-	for _, e := range entries {
-		os.RemoveAll(filepath.Join(kind.LogDir, e.Name()))
+	if err := os.RemoveAll(r.logDir()); err != nil {
+		r.t.Errorf("emptying the nodes' log directory: %v", err)
 	}
 }
+
+// logDir is the host's directory of the release's pods on every worker node: the chart gives
+// each pod <namespace>/<pod> of the nodes' /tmp/mnist, which is kind.LogDir.
+func (r *release) logDir() string { return filepath.Join(kind.LogDir, r.namespace) }
 
 func describeAll(pods map[string]corev1.Pod) string {
 	var lines []string
@@ -277,17 +280,14 @@ func (r *release) podFacts(pod string) (harness.Facts, error) {
 	return harness.ReadFacts(pod, harness.LastProcess(events)), err
 }
 
-// nodeFacts are the facts of the host's copy of the pod's events.jsonl: the nodes' /tmp/mnist
-// is kind.LogDir. The chart puts it in <pod>/ or <namespace>/<pod>/ there.
+// nodeFacts are the facts of the host's copy of the pod's events.jsonl.
 func (r *release) nodeFacts(pod string) (harness.Facts, error) {
-	for _, path := range []string{filepath.Join(kind.LogDir, pod, "events.jsonl"),
-		filepath.Join(kind.LogDir, r.namespace, pod, "events.jsonl")} {
-		if data, err := os.ReadFile(path); err == nil {
-			events, err := harness.ReadEvents(data)
-			return harness.ReadFacts(pod, events), err
-		}
+	data, err := os.ReadFile(filepath.Join(r.logDir(), pod, "events.jsonl"))
+	if err != nil {
+		return harness.Facts{}, err
 	}
-	return harness.Facts{}, fmt.Errorf("no events.jsonl of %s in %s", pod, kind.LogDir)
+	events, err := harness.ReadEvents(data)
+	return harness.ReadFacts(pod, events), err
 }
 
 // assertNotRestarted fails the test if a container of the release has restarted or was OOM-killed.

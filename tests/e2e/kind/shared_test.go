@@ -3,7 +3,6 @@ package kind_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -17,11 +16,13 @@ import (
 // only Kubernetes makes possible (the StatefulSet's new pod, helm test meanwhile).
 
 func TestSharedTrainToTheLastStep(t *testing.T) {
+	t.Parallel()
 	ctx, c := sharedScenario(t, "pstrain-train")
 	harness.TrainToTheLastStep(ctx, t, c)
 }
 
 func TestSharedReinstallTrainsANewRun(t *testing.T) {
+	t.Parallel()
 	ctx, c := sharedScenario(t, "pstrain-reinstall")
 	harness.ReinstallTrainsANewRun(ctx, t, c)
 }
@@ -106,7 +107,7 @@ func (k *kubeCluster) Test(ctx context.Context) (string, error) {
 }
 
 // LogDir is the host's directory that is every worker node's /tmp/mnist/<namespace>.
-func (k *kubeCluster) LogDir() string { return filepath.Join(kind.LogDir, k.r.namespace) }
+func (k *kubeCluster) LogDir() string { return k.r.logDir() }
 
 // Uninstall is `helm uninstall`; it returns when the release's pods are gone.
 func (k *kubeCluster) Uninstall(ctx context.Context) error {

@@ -13,6 +13,7 @@ import (
 // the run: every pod restarts (the ConfigMap's checksum changed), each ps restores its checkpoint
 // of the run, and the run completes at its last step.
 func TestUpgradeKeepsTheRun(t *testing.T) {
+	t.Parallel()
 	r := newRelease(t, "pstrain-upgrade", longRun)
 	steps := fmt.Sprintf("hyperparams.trainsteps=%d", longRun)
 	r.install("--set", steps)
