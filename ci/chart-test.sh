@@ -2,14 +2,14 @@
 # Chart checks: helm lint, strict validation of the rendered manifests against the Kubernetes API
 # types, template unit tests, refused values files, and the documentation of every value.
 #
-# Needs only Go (at /usr/local/go or on PATH). Its tools are built with `go install` at the
-# versions pinned in tests/chart/go.mod (helm, helm-unittest, and the validators in
-# tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default: $(go env GOPATH)/pstrain-chart-tools),
-# and rebuilt only when those pins or sources change.
+# Needs Go (at /usr/local/go or on PATH) and jq. Its tools are built with `go install` at the
+# versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
+# validators in tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default:
+# $(go env GOPATH)/pstrain-chart-tools), and rebuilt only when those pins or sources change.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-export PATH="$PATH:/usr/local/go/bin"
+source ci/go-env.sh
 if ! command -v go >/dev/null; then
   echo "FAIL tools: go not found (install Go at /usr/local/go)"
   echo "0 passed, 1 failed"
@@ -27,7 +27,9 @@ export PATH="$tools/bin:$PATH"
 source ci/checks.sh
 
 module=tests/chart
-stamp="$(cat "$module/go.mod" "$module/go.sum" $(find "$module/cmd" -name '*.go' | sort) | sha256sum | cut -d' ' -f1)"
+# The tools' sources, and the build list they are built from (tests/go.work's, shared).
+stamp="$({ cat $(find "$module/cmd" -name '*.go' | sort); go version; go env CGO_ENABLED GOFLAGS
+  (cd "$module" && go list -m all); } | sha256sum | cut -d' ' -f1)"
 
 install_tools() {
   local helm_version kube_minor
@@ -40,7 +42,7 @@ install_tools() {
   for pkg in chartutil lint/rules; do
     ldflags+=" -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMinor=$kube_minor"
   done
-  (cd "$module" && GOBIN="$tools/bin" GOFLAGS=-buildvcs=false go install -ldflags "$ldflags" tool ./cmd/...) || return 1
+  (cd "$module" && GOBIN="$tools/bin" go install -ldflags "$ldflags" $(tools_of .) ./cmd/...) || return 1
   # helm-unittest as a helm plugin, laid out by hand instead of `helm plugin install`.
   local plugin="$tools/helm-plugins/unittest"
   mkdir -p "$plugin"

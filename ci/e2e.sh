@@ -17,7 +17,7 @@
 # 'TestScenarios/ps_killed'), PSTRAIN_TOOLS_DIR (as for ci/chart-test.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+source ci/go-env.sh
 
 image="${PSTRAIN_E2E_IMAGE:-pstrain:e2e}"
 timeout="${PSTRAIN_E2E_TIMEOUT:-600}"

@@ -34,7 +34,7 @@
 # PSTRAIN_KIND_RUN: only the scenarios go test -run selects (e.g. TestReadme).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+source ci/go-env.sh
 
 image="${PSTRAIN_KIND_IMAGE:-${PSTRAIN_E2E_IMAGE:-pstrain:e2e}}"
 name=pstrain-kind # the cluster, and its Docker network

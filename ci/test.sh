@@ -14,13 +14,13 @@ bash ci/install-deps.sh --tests
 # modules every Go tool and test of the repository builds from. Whoever needs them later waits
 # for them (ci/debian-base.sh's lock, Go's module cache, Docker's build cache) or fetches what a
 # failed download left missing, and says why.
-export PATH="$PATH:/usr/local/go/bin"
+source ci/go-env.sh
 nice -n 19 bash ci/e2e.sh prepare >/dev/null 2>&1 &
 downloads=($!)
-for module in $(find tests -name go.mod -printf '%h\n'); do
-  (cd "$module" && nice -n 19 go mod download >/dev/null 2>&1) &
-  downloads+=($!)
-done
+(cd tests && nice -n 19 go mod download >/dev/null 2>&1) &  # the modules of tests/go.work
+downloads+=($!)
+(cd tests/kind/coredns && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # and CoreDNS
+downloads+=($!)
 bash ci/build.sh
 
 status=0

@@ -5,7 +5,7 @@
 # Needs Go (at /usr/local/go or on PATH) and the Go module proxy for chromedp.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PATH:/usr/local/go/bin"
+source ci/go-env.sh
 
 bash ci/install-deps.sh chromium
 [ -x build/pstrain ] || bash ci/build.sh

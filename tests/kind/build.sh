@@ -11,18 +11,21 @@
 # The node and kube-proxy images are built on debian:bookworm-slim (made by ci/debian-base.sh with
 # debootstrap when missing), with Debian's systemd, containerd, runc and CNI plugins.
 #
-# Cached by a content key of this directory and the Go version: the node image is
-# pstrain-kind-node:<key>, the host tools are in $PSTRAIN_KIND_TOOLS_DIR/bin (default
-# $(go env GOPATH)/pstrain-kind-tools); a run with the same key builds nothing. Older node images
-# of this script are removed. The last line of the output is the node image's name.
+# Cached by a content key of this directory, the Go version and settings, and the build list of
+# tests/go.work: the node image is pstrain-kind-node:<key>, the host tools are in
+# $PSTRAIN_KIND_TOOLS_DIR/bin (default $(go env GOPATH)/pstrain-kind-tools); a run with the same
+# key builds nothing. Older node images of this script are removed. The last line of the output
+# is the node image's name.
 #
 # Needs root, Docker, Go, debootstrap and jq; Debian's archive (deb.debian.org) and the Go module
 # proxy.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-export PATH="$PATH:/usr/local/go/bin"
+source "$here/../../ci/go-env.sh"
 
-key="$(cd "$here" && { find . -type f | LC_ALL=C sort | xargs sha256sum; go version; } | sha256sum | cut -c 1-12)"
+# The key covers the build list too: tests/go.work gives these modules the versions of the others'.
+key="$(cd "$here" && { find . -type f | LC_ALL=C sort | xargs sha256sum; go version; go env CGO_ENABLED GOFLAGS
+  (cd kubernetes && go list -m all); } | sha256sum | cut -c 1-12)"
 tools="${PSTRAIN_KIND_TOOLS_DIR:-$(go env GOPATH)/pstrain-kind-tools}"
 bin="$tools/bin"
 node_repository=pstrain-kind-node
@@ -67,11 +70,11 @@ debian_pid=$!
 
 mkdir -p "$bin"
 rm -f "$tools/stamp"
-# go_build MODULE PACKAGES...: the module's main packages into $bin, static and stripped.
+# go_build MODULE PACKAGES...: the module's main packages into $bin, stripped (ci/go-env.sh: static).
 go_build() {
   local module="$1"
   shift
-  (cd "$here/$module" && CGO_ENABLED=0 GOFLAGS=-buildvcs=false go build -trimpath -ldflags "-s -w $ldflags" -o "$bin/" "$@")
+  (cd "$here/$module" && go build -ldflags "-s -w $ldflags" -o "$bin/" "$@")
 }
 kubernetes_version="$(cd "$here/kubernetes" && go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 # The version the components report (and kubeadm checks), as Kubernetes' own release build sets it.
@@ -81,12 +84,12 @@ for package in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ldflags+=" -X $package.gitVersion=$kubernetes_version -X $package.gitMajor=1 -X $package.gitMinor=$minor"
   ldflags+=" -X $package.gitTreeState=clean"
 done
-step "Kubernetes $kubernetes_version" go_build kubernetes tool
+step "Kubernetes $kubernetes_version" go_build kubernetes $(tools_of "$here/kubernetes")
 ldflags=""
 step etcd go_build etcd .
-step CoreDNS go_build coredns .
+GOWORK=off step CoreDNS go_build coredns .  # outside tests/go.work (see there)
 step pause go_build pause .
-step kind go_build kind tool
+step kind go_build kind $(tools_of "$here/kind")
 step runc-wrapper go_build runc-wrapper .
 kind_files="$(cd "$here/kind" && go list -m -f '{{.Dir}}' sigs.k8s.io/kind)/images/base/files"
 

@@ -88,7 +88,7 @@ func (v *validator) enablePodSecurity(level string) error {
 	if err != nil {
 		return err
 	}
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks())
 	if err != nil {
 		return err
 	}
