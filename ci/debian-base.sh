@@ -16,12 +16,12 @@ if docker image inspect "$base" >/dev/null 2>&1; then
   exit 0
 fi
 command -v debootstrap >/dev/null || bash ci/install-deps.sh debootstrap
-rootfs="$(mktemp -d)"
-trap 'rm -rf "$rootfs"' EXIT
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+rootfs="$work/rootfs"
 start=$SECONDS
-debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$rootfs.log" 2>&1 ||
-  { tail -n 20 "$rootfs.log"; rm -f "$rootfs.log"; exit 1; }
-rm -f "$rootfs.log"
+debootstrap --variant=minbase bookworm "$rootfs" http://deb.debian.org/debian >"$work/log" 2>&1 ||
+  { tail -n 20 "$work/log"; exit 1; }
 printf 'path-exclude /usr/share/%s\n' 'doc/*' 'man/*' 'info/*' 'locale/*' 'lintian/*' \
   >"$rootfs/etc/dpkg/dpkg.cfg.d/slim"
 echo 'path-include /usr/share/doc/*/copyright' >>"$rootfs/etc/dpkg/dpkg.cfg.d/slim"

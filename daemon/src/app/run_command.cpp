@@ -121,6 +121,8 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
     logger->info("Worker 0: model written to {}/model.bin; {}", settings.logDir, describe(summary));
   }
   recordCompletion(settings.checkpointDir, runId, result.globalStep);
+  // Completed once its files are written: whoever waits for the state can read result.json.
+  metrics.setState(observe::State::kCompleted);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
   idleUntilTerminated();

@@ -112,7 +112,6 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   metrics_.events().done(globalStep, result.elapsedSeconds, result.testAccuracy);
   client_.finish(result.localSteps);
   metrics_.recordStep(result.globalStep, std::numeric_limits<float>::quiet_NaN());
-  metrics_.setState(observe::State::kCompleted);
   return result;
 }
 

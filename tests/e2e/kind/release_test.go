@@ -254,9 +254,14 @@ func (r *release) waitCompleted() {
 			r.t.Errorf("%s recorded global step %d %d times: ... %v", ps, r.trainSteps, n, last)
 		}
 	}
-	res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
-	if !regexp.MustCompile(fmt.Sprintf(`"global_step" *: *%d\b`, r.trainSteps)).MatchString(res.Stdout) {
-		r.t.Errorf("worker 0's result.json is not of global step %d:\n%s", r.trainSteps, res)
+	// Read until it says so: a kubectl exec here once came back with exit code 0 and no output.
+	result := regexp.MustCompile(fmt.Sprintf(`"global_step" *: *%d\b`, r.trainSteps))
+	err = cluster.Until(time.Minute, fmt.Sprintf("worker 0's result.json of global step %d", r.trainSteps), func() (bool, string, error) {
+		res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
+		return result.MatchString(res.Stdout), res.String(), nil
+	})
+	if err != nil {
+		r.t.Error(err)
 	}
 }
 
