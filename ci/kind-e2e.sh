@@ -23,7 +23,7 @@
 #
 # The Go tests in tests/e2e/kind then drive the cluster (see there), in parallel, each in a
 # namespace of its own (values.yml's CPU limits leave most of the machine idle while one release
-# trains; in sequence they took 7 minutes, 5.5 together): kind load docker-image,
+# trains; together they take about 5 minutes on 2 cores): kind load docker-image,
 # helm install/test/upgrade/uninstall, kubectl exec/delete/label, Pod Security admission. At the
 # end the cluster, its Docker network and any daemon.json change are removed, also on failure
 # or interrupt.
