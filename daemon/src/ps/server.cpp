@@ -201,8 +201,12 @@ void Server::admit(const net::Hello& hello) const {
 
 void Server::awaitChief(std::uint32_t worker, const std::string& peer) {
   std::unique_lock<std::mutex> lock(chiefMutex_);
-  workersSeen_.push_back("worker " + std::to_string(worker) + " at " + peer);
-  metrics_.setPeers(workersSeen_);
+  workerAddresses_[worker] = peer;
+  std::vector<std::string> peers;
+  for (const auto& [index, address] : workerAddresses_) {
+    peers.push_back("worker " + std::to_string(index) + " at " + address);
+  }
+  metrics_.setPeers(std::move(peers));
   if (worker == 0) {
     if (!chiefJoined_) startTime_ = std::chrono::steady_clock::now();
     chiefJoined_ = true;

@@ -117,6 +117,9 @@ BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_b
                         std::chrono::seconds(10)));
   auto worker1 = cluster.client(1);
   worker1->connect();
+  // The ps lists each worker once, at its latest connection.
+  auto peers = parseObject(cluster.psMetrics(0).statusJson())->getArray("peers");
+  BOOST_TEST(peers->size() == 2u, cluster.psMetrics(0).statusJson());
   std::uint64_t localSteps = 0;
   while (!worker1->done()) {
     if (worker1->pushPull(gradient.data(), params.data(), localSteps + 1, 0).applied) ++localSteps;

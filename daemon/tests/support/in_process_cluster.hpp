@@ -34,6 +34,7 @@ class InProcessCluster {
   // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
   void stopPs(int index);
   ps::Server& server(int index) { return *servers_.at(index).server; }
+  observe::Metrics& psMetrics(int index) { return *servers_.at(index).metrics; }
 
   // Runs worker `index`'s training loop on a thread of its own.
   void startWorker(int index);

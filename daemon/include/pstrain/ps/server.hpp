@@ -3,6 +3,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -81,7 +82,7 @@ class Server {
   std::mutex chiefMutex_;
   std::condition_variable chiefArrived_;
   bool chiefJoined_ = false;
-  std::vector<std::string> workersSeen_;
+  std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
   std::chrono::steady_clock::time_point startTime_;
   std::mutex checkpointMutex_;  // one writer of the file at a time
   std::uint64_t checkpointedStep_ = UINT64_MAX;
