@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Makes the base image debian:bookworm-slim, which the pstrain image (docker/Dockerfile) and the
-# kind node image (tests/kind/build.sh) start from, when this machine's Docker lacks it: no
+# Makes the base image (docker/Dockerfile's BASE, debian:bookworm-slim), which the pstrain image
+# and the kind node image (tests/kind/build.sh) start from, when this machine's Docker lacks it: no
 # registry is needed. Debian bookworm from deb.debian.org by debootstrap, slimmed as Debian's
 # -slim images are: no documentation, manual pages or translations, now or from packages
 # installed later. Callers at the same time wait for the one making it (ci/test.sh starts it
 # early, in the background: it is mostly download, while the build uses the CPU).
+# `ci/debian-base.sh --name` prints the image's name and makes nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base=debian:bookworm-slim
+base="$(sed -n 's/^ARG BASE=//p' docker/Dockerfile)"
+[ -n "$base" ] || { echo "docker/Dockerfile names no ARG BASE" >&2; exit 1; }
+if [ "${1:-}" = --name ]; then
+  echo "$base"
+  exit 0
+fi
 
 exec 9>"${TMPDIR:-/tmp}/pstrain-debian-base.lock"
 flock 9

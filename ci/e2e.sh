@@ -10,7 +10,7 @@
 # (ci/kind-e2e.sh).
 #
 # Needs root, Docker, and Go (at /usr/local/go or on PATH); helm is the one ci/chart-test.sh
-# builds. The base image debian:bookworm-slim is ci/debian-base.sh's (debootstrap), so no
+# builds. The base image (debian:bookworm-slim) is ci/debian-base.sh's (debootstrap), so no
 # registry is needed; apt inside `docker build` needs deb.debian.org.
 # Environment: PSTRAIN_E2E_IMAGE (default pstrain:e2e), PSTRAIN_E2E_TIMEOUT (seconds each
 # scenario may take, default 600), PSTRAIN_E2E_RUN (only the scenarios go test -run selects, e.g.
@@ -21,7 +21,7 @@ source ci/go-env.sh
 
 image="${PSTRAIN_E2E_IMAGE:-pstrain:e2e}"
 timeout="${PSTRAIN_E2E_TIMEOUT:-600}"
-base=debian:bookworm-slim
+base="$(bash ci/debian-base.sh --name)"
 
 # build_image ARGS...: docker build of the image under test, with ARGS.
 build_image() {

@@ -4,7 +4,8 @@
 #   1. named configurations: global steps/s, where a worker's step time goes, bytes per step,
 #      time to 0.85 Fashion-MNIST test accuracy and peak RSS per role, next to the single-process
 #      compute-only bound;
-#   2. scaling: global steps/s for 1 ps with 1, 2, 4, 8 workers and for W/2 ps, at batch 100 and 10;
+#   2. scaling: global steps/s for 1 ps with 1, 2, 4, 8 workers and for W/2 ps, at batch 100 and 10
+#      (medians of REPEATS interleaved runs);
 #   3. the capacity of one ps on one core (ps_capacity: clients that only push, the ps pinned to
 #      core 0 and the clients to core 1) next to the memory-traffic floor of a push;
 #   4. peers: the same work by PyTorch (a parameter server over torch.distributed.rpc, and one
@@ -35,6 +36,8 @@ command -v taskset >/dev/null || { echo "needs taskset (util-linux)" >&2; exit 1
 # Debian's python3 (with python3-torch), whatever python3 comes first on PATH.
 /usr/bin/python3 -c "import torch" 2>/dev/null || bash ci/install-deps.sh python3-torch
 export OPENBLAS_NUM_THREADS=1  # every process on one core's worth of BLAS, as in the table
+# pstrain's own choice of BLAS kernels, as users get it (blas.sh sets each core in turn).
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 
 # run NAME REPEAT COMMAND ARGS...: one pstrain run, its summary in $work/NAME.REPEAT.json, its
 # start time (before the command: data loading counts) in $work/NAME.REPEAT.start.
@@ -68,11 +71,14 @@ run sync 1 local "${reference[@]}" --sync --data-dir "$data"
 run seed-settings 1 local --ps 2 --workers 2 --hidden-units 128 --batch-size 20 --learning-rate 0.001 --train-steps 200 --data-dir "$data"
 
 echo "2/7 scaling" >&2
-for batch in 100 10; do
-  steps=$((batch == 100 ? 3000 : 10000))
-  for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
-    run "scale-b$batch-$shape" 1 local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
-      --batch-size "$batch" --train-steps "$steps" --eval-every-steps 0 --data-dir "$data"
+# Interleaved, so that a machine drifting faster or slower over the minutes reaches every shape.
+for r in $(seq "$repeats"); do
+  for batch in 100 10; do
+    steps=$((batch == 100 ? 3000 : 10000))
+    for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
+      run "scale-b$batch-$shape" "$r" local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
+        --batch-size "$batch" --train-steps "$steps" --eval-every-steps 0 --data-dir "$data"
+    done
   done
 done
 

@@ -38,7 +38,7 @@ if [ "$(cat "$tools/stamp" 2>/dev/null)" = "$key" ] && docker image inspect "$no
 fi
 
 work="$(mktemp -d)"
-debian=debian:bookworm-slim
+debian="$(bash "$here/../../ci/debian-base.sh" --name)"
 build_container="pstrain-kind-build-$key"
 cleanup() {
   docker rm -f "$build_container" >/dev/null 2>&1

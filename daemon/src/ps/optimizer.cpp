@@ -2,68 +2,81 @@
 
 #include <cmath>
 
+#include "pstrain/common/cpu_features.hpp"
+
 namespace pstrain::ps {
 namespace {
 constexpr float kBeta1 = 0.9f;
 constexpr float kBeta2 = 0.999f;
 constexpr float kEpsilon = 1e-8f;
 
-// The update loops, compiled twice: for any x86-64 (SSE2) and for CPUs with AVX2 and FMA, chosen
-// at run time. The binary runs everywhere and the ps's optimizer runs at memory speed where it
-// can: 8 floats a step instead of 4, the moments' updates fused.
+// One step of each optimizer over params[begin, end), compiled for any x86-64 (SSE2), for CPUs
+// with AVX2 and FMA, and for AVX-512, and chosen once at run time: the binary runs everywhere and
+// the ps's optimizer runs at memory speed where it can (8 or 16 floats an instruction instead of
+// 4). Each step is one call through a function pointer: with the loop over steps and the loop over
+// parameters in one function, GCC's -O3 unroll-and-jam fused them into one scalar loop (measured
+// on Zen 5: 130 us instead of 21 per step of 101,770 parameters once 3 or more steps were
+// applied together).
+inline __attribute__((always_inline)) void sgdStep(float* __restrict params,
+                                                   const float* __restrict g, float learningRate,
+                                                   size_t begin, size_t end) {
+  for (size_t i = begin; i < end; ++i) params[i] -= learningRate * g[i];
+}
+
+inline __attribute__((always_inline)) void adamStep(float* __restrict params,
+                                                    float* __restrict m, float* __restrict v,
+                                                    const float* __restrict g, float step,
+                                                    size_t begin, size_t end) {
+  for (size_t i = begin; i < end; ++i) {
+    m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * g[i];
+    v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * g[i] * g[i];
+    params[i] -= step * m[i] / (std::sqrt(v[i]) + kEpsilon);
+  }
+}
+
+using SgdKernel = void (*)(float*, const float*, float, size_t, size_t);
+using AdamKernel = void (*)(float*, float*, float*, const float*, float, size_t, size_t);
+
+// One set of kernels per instruction-set level.
+#define PSTRAIN_KERNELS(suffix, target)                                                         \
+  target void sgdStep##suffix(float* params, const float* g, float learningRate, size_t begin, \
+                              size_t end) {                                                    \
+    sgdStep(params, g, learningRate, begin, end);                                              \
+  }                                                                                            \
+  target void adamStep##suffix(float* params, float* m, float* v, const float* g, float step,  \
+                               size_t begin, size_t end) {                                     \
+    adamStep(params, m, v, g, step, begin, end);                                               \
+  }
+PSTRAIN_KERNELS(Baseline, )  // the compiler's default target: SSE2 on x86-64
 #if defined(__x86_64__)
-#define PSTRAIN_WIDE __attribute__((target("avx2,fma")))
-bool wide() {
-  static const bool supported = (__builtin_cpu_init(), __builtin_cpu_supports("avx2") &&
-                                                           __builtin_cpu_supports("fma"));
-  return supported;
-}
-#else
-#define PSTRAIN_WIDE
-bool wide() { return false; }
+PSTRAIN_KERNELS(Avx2, __attribute__((target("avx2,fma"))))
+PSTRAIN_KERNELS(Avx512, __attribute__((target("avx512f,avx2,fma"))))
 #endif
+#undef PSTRAIN_KERNELS
 
-inline __attribute__((always_inline)) void sgdSteps(float* __restrict params,
-                                                    const float* const* gradients, size_t steps,
-                                                    float learningRate, size_t begin,
-                                                    size_t end) {
-  for (size_t s = 0; s < steps; ++s) {
-    const float* __restrict g = gradients[s];
-    for (size_t i = begin; i < end; ++i) params[i] -= learningRate * g[i];
-  }
-}
+struct Kernels {
+  SgdKernel sgd;
+  AdamKernel adam;
+};
 
-PSTRAIN_WIDE void sgdStepsWide(float* params, const float* const* gradients, size_t steps,
-                               float learningRate, size_t begin, size_t end) {
-  sgdSteps(params, gradients, steps, learningRate, begin, end);
-}
-
-inline __attribute__((always_inline)) void adamSteps(float* __restrict params,
-                                                     float* __restrict m, float* __restrict v,
-                                                     const float* const* gradients,
-                                                     const float* stepSizes, size_t steps,
-                                                     size_t begin, size_t end) {
-  for (size_t s = 0; s < steps; ++s) {
-    const float* __restrict g = gradients[s];
-    const float step = stepSizes[s];
-    for (size_t i = begin; i < end; ++i) {
-      m[i] = kBeta1 * m[i] + (1.0f - kBeta1) * g[i];
-      v[i] = kBeta2 * v[i] + (1.0f - kBeta2) * g[i] * g[i];
-      params[i] -= step * m[i] / (std::sqrt(v[i]) + kEpsilon);
-    }
-  }
-}
-
-PSTRAIN_WIDE void adamStepsWide(float* params, float* m, float* v, const float* const* gradients,
-                                const float* stepSizes, size_t steps, size_t begin, size_t end) {
-  adamSteps(params, m, v, gradients, stepSizes, steps, begin, end);
+Kernels kernels() {
+  static const Kernels chosen = [] {
+#if defined(__x86_64__)
+    const auto cpu = readCpuFeatures();
+    const std::uint32_t usable = cpu ? cpu->usable() : 0;
+    if (usable & kAvx512F) return Kernels{sgdStepAvx512, adamStepAvx512};
+    if ((usable & kAvx2) && (usable & kFma)) return Kernels{sgdStepAvx2, adamStepAvx2};
+#endif
+    return Kernels{sgdStepBaseline, adamStepBaseline};
+  }();
+  return chosen;
 }
 
 }  // namespace
 
 void Sgd::applySteps(float* params, const float* const* gradients, size_t begin, size_t end) {
-  if (wide()) return sgdStepsWide(params, gradients, steps_, learningRate_, begin, end);
-  sgdSteps(params, gradients, steps_, learningRate_, begin, end);
+  const auto step = kernels().sgd;
+  for (size_t s = 0; s < steps_; ++s) step(params, gradients[s], learningRate_, begin, end);
 }
 
 Adam::Adam(size_t size, float learningRate)
@@ -82,12 +95,11 @@ void Adam::beginSteps(size_t count) {
 void Adam::applySteps(float* params, const float* const* gradients, size_t begin, size_t end) {
   // Step by step over the range: the caller keeps ranges small enough to stay in cache, so the
   // moments and parameters are read from memory once for all the steps.
-  if (wide()) {
-    return adamStepsWide(params, firstMoment_.data(), secondMoment_.data(), gradients,
-                         stepSizes_.data(), stepSizes_.size(), begin, end);
+  const auto step = kernels().adam;
+  for (size_t s = 0; s < stepSizes_.size(); ++s) {
+    step(params, firstMoment_.data(), secondMoment_.data(), gradients[s], stepSizes_[s], begin,
+         end);
   }
-  adamSteps(params, firstMoment_.data(), secondMoment_.data(), gradients, stepSizes_.data(),
-            stepSizes_.size(), begin, end);
 }
 
 void Adam::save(ByteWriter& out) const {

@@ -16,7 +16,8 @@ namespace pstrain::ps {
 Server::Server(ServerOptions options, observe::Metrics& metrics)
     : options_(std::move(options)),
       metrics_(metrics),
-      shard_(std::move(options_.initial), std::move(options_.optimizer), options_.shard) {
+      shard_(std::move(options_.initial), std::move(options_.optimizer), options_.shard),
+      gradients_(BufferPool::create(options_.range.count)) {
   restoreCheckpoint();
   metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
   checkpointer_ = std::thread([this] { checkpointPeriodically(); });
@@ -131,21 +132,19 @@ void Server::serve(net::Channel& channel) {
                channel.peerName(), state.globalStep);
   metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
 
-  std::vector<float> gradient(options_.range.count);
-  std::vector<float> reply(options_.range.count);
   // Answers a pull or a push with the parameters after it, and how long the ps held it.
   auto answer = [&](const Shard::StepResult& result, double seconds) {
     channel.send(net::MessageType::kParams,
                  net::encode(net::Params{result.globalStep, result.applied, result.done,
                                          std::uint32_t(seconds * 1e6)}),
-                 reply.data(), reply.size());
+                 result.params.get(), shard_.size());
   };
   for (;;) {
     const auto& frame = channel.receive();
     switch (frame.type) {
       case net::MessageType::kPull: {
         const auto start = std::chrono::steady_clock::now();
-        auto result = shard_.read(reply.data());
+        auto result = shard_.read();
         const double seconds = secondsSince(start);
         metrics_.pullSeconds().Observe(seconds);
         answer(result, seconds);
@@ -153,9 +152,11 @@ void Server::serve(net::Channel& channel) {
       }
       case net::MessageType::kPush: {
         auto push = net::decodePush(frame.fields);
-        channel.receiveValues(gradient.data(), gradient.size());
+        auto gradient = gradients_->take();
+        channel.receiveValues(gradient.get(), options_.range.count);
         const auto start = std::chrono::steady_clock::now();
-        auto result = shard_.push(worker, gradient.data(), reply.data());
+        auto result = shard_.push(worker, gradient.get());
+        gradient.reset();
         const double seconds = secondsSince(start);
         metrics_.pushSeconds().Observe(seconds);
         answer(result, seconds);

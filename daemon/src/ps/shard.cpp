@@ -22,7 +22,6 @@ ShardRange shardRange(size_t parameterCount, int shards, int index) {
 // One push or read waiting to be served: a read has no gradient.
 struct Shard::Request {
   const float* gradient;
-  float* out;
   std::shared_ptr<Batch> batch;  // set when taken into a batch
   StepResult result{};
 };
@@ -32,6 +31,7 @@ struct Shard::Request {
 struct Shard::Batch {
   std::vector<Request*> requests;
   std::vector<const float*> gradients;  // of the requests applied, in order
+  float* out = nullptr;                 // the parameters after the batch, every answer's
   size_t blocks = 0;
   std::atomic<size_t> nextBlock{0};
   std::atomic<size_t> blocksDone{0};
@@ -42,22 +42,24 @@ Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, O
     : params_(std::move(initial)),
       optimizer_(std::move(optimizer)),
       options_(options),
+      answers_(BufferPool::create(params_.size())),
       gradientSum_(options.syncWorkers > 0 ? params_.size() : 0, 0.0f),
       contributed_(size_t(std::max(options.syncWorkers, 0)), false) {}
 
 Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged) const {
-  return StepResult{globalStep_, applied, advanced, globalStep_ >= options_.trainSteps, averaged};
+  return StepResult{globalStep_, applied, advanced, globalStep_ >= options_.trainSteps, averaged,
+                    nullptr};
 }
 
-Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient, float* out) {
-  if (options_.syncWorkers > 0) return pushSync(worker, gradient, out);
-  return pushAsync(gradient, out);
+Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient) {
+  if (options_.syncWorkers > 0) return pushSync(worker, gradient);
+  return pushAsync(gradient);
 }
 
-Shard::StepResult Shard::read(float* out) { return pushAsync(nullptr, out); }
+Shard::StepResult Shard::read() { return pushAsync(nullptr); }
 
-Shard::StepResult Shard::pushAsync(const float* gradient, float* out) {
-  Request request{gradient, out, nullptr};
+Shard::StepResult Shard::pushAsync(const float* gradient) {
+  Request request{gradient, nullptr};
   std::unique_lock<std::mutex> lock(mutex_);
   waiting_.push_back(&request);
   while (!request.batch) {
@@ -89,8 +91,12 @@ void Shard::startBatch() {
     }
   }
   // Every answer carries the parameters after the whole batch, which is at least as new.
+  auto buffer = answers_->take();
+  batch->out = buffer.get();
+  const Params params = std::move(buffer);
   for (Request* request : batch->requests) {
     if (!request->result.applied) request->result = resultLocked(false, false, 0);
+    request->result.params = params;
   }
   if (!batch->gradients.empty()) optimizer_->beginSteps(batch->gradients.size());
   batch->blocks = (params_.size() + kBlock - 1) / kBlock;
@@ -109,10 +115,7 @@ void Shard::applyBatch(Batch& batch) {
     if (!batch.gradients.empty()) {
       optimizer_->applySteps(params_.data(), batch.gradients.data(), begin, end);
     }
-    for (Request* request : batch.requests) {
-      std::copy(params_.begin() + long(begin), params_.begin() + long(end),
-                request->out + begin);
-    }
+    std::copy(params_.begin() + long(begin), params_.begin() + long(end), batch.out + begin);
     if (batch.blocksDone.fetch_add(1, std::memory_order_acq_rel) + 1 == batch.blocks) {
       std::lock_guard<std::mutex> lock(mutex_);
       batch.finished = true;
@@ -122,7 +125,7 @@ void Shard::applyBatch(Batch& batch) {
   }
 }
 
-Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient, float* out) {
+Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto over = [&] { return closed_ || globalStep_ >= options_.trainSteps; };
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
@@ -151,7 +154,9 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient, f
       result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     }
   }
-  std::copy(params_.begin(), params_.end(), out);
+  auto out = answers_->take();
+  std::copy(params_.begin(), params_.end(), out.get());
+  result.params = std::move(out);
   return result;
 }
 

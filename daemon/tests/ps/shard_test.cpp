@@ -39,14 +39,13 @@ Shard::Options syncSteps(std::uint64_t trainSteps, int workers, int timeoutMs = 
 BOOST_AUTO_TEST_CASE(async_push_applies_one_global_step) {
   Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(10));
   float gradient[] = {2.0f, -2.0f};
-  float out[2];
-  auto result = shard.push(0, gradient, out);
+  auto result = shard.push(0, gradient);
   BOOST_TEST(result.globalStep == 1u);
   BOOST_TEST(result.applied);
   BOOST_TEST(result.advanced);
   BOOST_TEST(!result.done);
-  BOOST_TEST(out[0] == 0.0f);
-  BOOST_TEST(out[1] == 3.0f);
+  BOOST_TEST(result.params.get()[0] == 0.0f);
+  BOOST_TEST(result.params.get()[1] == 3.0f);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_steps) {
@@ -58,13 +57,13 @@ BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_s
   std::vector<std::thread> workers;
   for (std::uint32_t w = 0; w < 8; ++w) {
     workers.emplace_back([&, w] {
-      std::vector<float> out(size);
       for (;;) {
-        auto result = shard.push(w, gradient.data(), out.data());
+        auto result = shard.push(w, gradient.data());
         if (result.applied) stepsSeen[w].push_back(result.globalStep);
         // The answer holds at least this push's step, in every block.
-        if (result.applied && (out.front() < float(result.globalStep) ||
-                               out.back() < float(result.globalStep))) {
+        const float* out = result.params.get();
+        if (result.applied && (out[0] < float(result.globalStep) ||
+                               out[size - 1] < float(result.globalStep))) {
           stepsSeen[w].push_back(0);
         }
         if (result.done) break;
@@ -78,16 +77,15 @@ BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_s
   std::vector<std::uint64_t> expected(trainSteps);
   std::iota(expected.begin(), expected.end(), 1);
   BOOST_TEST(all == expected, boost::test_tools::per_element());
-  std::vector<float> out(size);
-  auto state = shard.read(out.data());
+  auto state = shard.read();
   BOOST_TEST(state.globalStep == trainSteps);
   BOOST_TEST(state.done);
-  BOOST_TEST(out[0] == float(trainSteps));
-  BOOST_TEST(out[size - 1] == float(trainSteps));
-  auto late = shard.push(0, gradient.data(), out.data());
+  BOOST_TEST(state.params.get()[0] == float(trainSteps));
+  BOOST_TEST(state.params.get()[size - 1] == float(trainSteps));
+  auto late = shard.push(0, gradient.data());
   BOOST_TEST(!late.applied);
   BOOST_TEST(late.globalStep == trainSteps);
-  BOOST_TEST(out[0] == float(trainSteps));
+  BOOST_TEST(late.params.get()[0] == float(trainSteps));
 }
 
 BOOST_AUTO_TEST_CASE(adam_steps_applied_together_by_ranges_equal_steps_one_by_one) {
@@ -111,18 +109,16 @@ BOOST_AUTO_TEST_CASE(adam_steps_applied_together_by_ranges_equal_steps_one_by_on
 
 BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
-  float out1 = 0;
-  float out2 = 0;
   float g1 = 2.0f;
   float g2 = 4.0f;
   Shard::StepResult r1{};
-  std::thread first([&] { r1 = shard.push(0, &g1, &out1); });
-  auto r2 = shard.push(1, &g2, &out2);
+  std::thread first([&] { r1 = shard.push(0, &g1); });
+  auto r2 = shard.push(1, &g2);
   first.join();
   BOOST_TEST(r1.globalStep == 1u);
   BOOST_TEST(r2.globalStep == 1u);
-  BOOST_TEST(out1 == -3.0f);  // 0 - mean(2, 4)
-  BOOST_TEST(out2 == -3.0f);
+  BOOST_TEST(*r1.params == -3.0f);  // 0 - mean(2, 4)
+  BOOST_TEST(*r2.params == -3.0f);
   BOOST_TEST(r1.advanced != r2.advanced);  // exactly one push completed the step
 }
 
@@ -135,11 +131,10 @@ BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
   float a = 2.0f;
   float b = 100.0f;
   float other = 4.0f;
-  float outA = 0, outB = 0, outOther = 0;
   Shard::StepResult rA{}, rB{};
-  std::thread first([&] { rA = shard.push(0, &a, &outA); });
-  std::thread second([&] { rB = shard.push(0, &b, &outB); });
-  auto rOther = shard.push(1, &other, &outOther);
+  std::thread first([&] { rA = shard.push(0, &a); });
+  std::thread second([&] { rB = shard.push(0, &b); });
+  auto rOther = shard.push(1, &other);
   first.join();
   second.join();
   BOOST_TEST(rOther.globalStep == 1u);
@@ -150,28 +145,26 @@ BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
   BOOST_TEST(repeat.advanced);
   BOOST_TEST(repeat.averaged == 1);
   // -mean(2, 4) - 100, or -mean(100, 4) - 2
-  const float last = std::min(outA, outB);  // the answer to step 2
+  const float last = std::min(*rA.params, *rB.params);  // the answer to step 2
   BOOST_TEST((last == -103.0f || last == -54.0f));
 }
 
 BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 3, 100));
   float g = 6.0f;
-  float out = 0;
   const auto start = std::chrono::steady_clock::now();
-  auto result = shard.push(0, &g, &out);
+  auto result = shard.push(0, &g);
   BOOST_TEST(result.advanced);
   BOOST_TEST(result.averaged == 1);
-  BOOST_TEST(out == -6.0f);
+  BOOST_TEST(*result.params == -6.0f);
   BOOST_TEST((std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100)));
 }
 
 BOOST_AUTO_TEST_CASE(close_releases_pushes_waiting_at_the_sync_barrier) {
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
   float g = 1.0f;
-  float out = 0;
   Shard::StepResult result{};
-  std::thread waiting([&] { result = shard.push(0, &g, &out); });
+  std::thread waiting([&] { result = shard.push(0, &g); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let it park (either way passes)
   const auto start = std::chrono::steady_clock::now();
   shard.close();
@@ -184,20 +177,20 @@ BOOST_AUTO_TEST_CASE(close_releases_pushes_waiting_at_the_sync_barrier) {
 BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state) {
   const size_t size = 5000;
   std::vector<float> g(size, 0.25f);
-  std::vector<float> out(size);
   Shard original(std::vector<float>(size, 1.0f), std::make_unique<Adam>(size, 0.01f),
                  asyncSteps(100));
-  for (int i = 0; i < 3; ++i) original.push(0, g.data(), out.data());
+  for (int i = 0; i < 3; ++i) original.push(0, g.data());
   Shard restored(std::vector<float>(size, 0.0f), std::make_unique<Adam>(size, 0.01f),
                  asyncSteps(100));
   auto snapshot = original.serialize();
   BOOST_TEST(snapshot.globalStep == 3u);
   restored.restore(snapshot.globalStep, snapshot.bytes);
   BOOST_TEST(restored.state().globalStep == 3u);
-  std::vector<float> a(size), b(size);
-  original.push(0, g.data(), a.data());
-  restored.push(0, g.data(), b.data());
-  BOOST_TEST(a == b, boost::test_tools::per_element());
+  auto a = original.push(0, g.data());
+  auto b = restored.push(0, g.data());
+  BOOST_TEST(std::vector<float>(a.params.get(), a.params.get() + size) ==
+                 std::vector<float>(b.params.get(), b.params.get() + size),
+             boost::test_tools::per_element());
   Shard other(std::vector<float>(10, 0.0f), std::make_unique<Adam>(10, 0.01f), asyncSteps(100));
   BOOST_CHECK_THROW(other.restore(3, original.serialize().bytes), pstrain::DecodeError);
 }
@@ -214,6 +207,23 @@ BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
   std::vector<std::uint8_t> truncated = encodeCheckpoint(checkpoint);
   truncated.resize(20);
   BOOST_CHECK_THROW(decodeCheckpoint(truncated), pstrain::DecodeError);
+}
+
+BOOST_AUTO_TEST_CASE(buffer_pool_hands_out_the_most_recently_returned_buffer_first) {
+  auto pool = BufferPool::create(4);
+  auto first = pool->take();
+  auto second = pool->take();
+  float* const firstAddress = first.get();
+  float* const secondAddress = second.get();
+  BOOST_TEST(firstAddress != secondAddress);
+  first.reset();
+  second.reset();  // returned last
+  auto again = pool->take();
+  BOOST_TEST(again.get() == secondAddress);
+  BOOST_TEST(pool->take().get() == firstAddress);
+  // A buffer still out when the pool's owner lets go of it goes back to the pool it came from.
+  pool.reset();
+  again.reset();
 }
 
 BOOST_AUTO_TEST_CASE(adam_first_step_moves_by_the_learning_rate) {

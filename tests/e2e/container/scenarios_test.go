@@ -213,16 +213,18 @@ func psKilled(t *testing.T) {
 
 // workerCutOff: mnist-worker-0's pod is disconnected from the network for 5 s a third into the
 // run, then connected again with its DNS names: no pod restarts, worker 0 pauses, and training
-// completes.
+// completes. The run is long enough for worker 1 alone not to finish it during the outage (at
+// 9,000 steps it once did, and worker 0 then had no step after the outage to show its pause).
 func workerCutOff(t *testing.T) {
 	ctx, c := scenario(t)
-	const steps = 9000
+	const steps = 30000
 	const outage = 5 * time.Second
 	// The pod's network namespace is its sandbox's.
 	const sandbox = "mnist-worker-0-sandbox"
 	if err := c.Install(ctx, "--set", fmt.Sprintf("hyperparams.trainsteps=%d", steps)); err != nil {
 		t.Fatal(err)
 	}
+	var reconnected time.Time
 	cut := t.Run("mnist-worker-0 cut off for 5 s a third into the run, then connected again with its DNS names", func(t *testing.T) {
 		at, err := harness.WaitFacts(ctx, c, "mnist-worker-0", fmt.Sprintf("worker 0 at global step %d", steps/3),
 			func(f harness.Facts) bool { return f.Step >= steps/3 })
@@ -245,6 +247,7 @@ func workerCutOff(t *testing.T) {
 		if out, err := docker(ctx, append(args, network, sandbox)...); err != nil {
 			t.Fatal(out, err)
 		}
+		reconnected = time.Now()
 		if again, err := aliases(ctx, sandbox); err != nil || !slices.Equal(again, names) {
 			t.Fatalf("after docker network connect, %s's DNS names are %v (%v), not %v", sandbox, again, err, names)
 		}
@@ -271,6 +274,10 @@ func workerCutOff(t *testing.T) {
 		w0, err := harness.PodFacts(c, "mnist-worker-0")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if n := len(w0.StepTimes); n == 0 || !w0.StepTimes[n-1].After(reconnected) {
+			t.Fatalf("worker 0 made no step after it was connected again (%s): the run ended during "+
+				"the outage, so it shows no pause (the scenario needs a longer run)", reconnected.Format("15:04:05.000"))
 		}
 		pause, after := w0.LongestPause()
 		if pause < outage-time.Second {

@@ -77,6 +77,8 @@ class Server {
   ServerOptions options_;
   observe::Metrics& metrics_;
   Shard shard_;
+  // Where pushes are received: taken for one push and given back once it is applied.
+  std::shared_ptr<BufferPool> gradients_;
   // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,
   // so every worker starts from the same parameters and the clock starts once.
   std::mutex chiefMutex_;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/optimizer.hpp"
 
 namespace pstrain::ps {
@@ -29,16 +30,23 @@ ShardRange shardRange(size_t parameterCount, int shards, int index);
 // Asynchronous pushes that arrive together are combined: whoever finds no update under way takes
 // every waiting request (up to Optimizer::kMaxSteps) into one batch, and the threads of that
 // batch apply it together, block by block, each block once through the cache for all its
-// gradients, copying each block into every request's answer while it is hot. Each gradient is
-// still its own global step, applied in arrival order, so no step is lost or merged.
+// gradients, copying each block while it is hot into the parameters every answer of the batch
+// shares. Each gradient is still its own global step, applied in arrival order, so no step is
+// lost or merged.
 class Shard {
  public:
+  // The size() parameters as an update left them, read-only. In asynchronous mode every answer
+  // of a batch shares one copy (one per batch, not per connection). The buffer returns to the
+  // shard's pool when the last answer carrying it has been sent.
+  using Params = std::shared_ptr<const float>;
+
   struct StepResult {
     std::uint64_t globalStep;
     bool applied;   // this push's gradient went into an update
     bool advanced;  // this push completed a global step (in sync mode: the one that closed it)
     bool done;      // the global step has reached trainSteps
     int averaged;   // gradients in the step this push completed (sync: those that came in time)
+    Params params;  // the parameters after the step (empty from state())
   };
 
   struct Options {
@@ -56,12 +64,12 @@ class Shard {
   std::uint64_t trainSteps() const { return options_.trainSteps; }
 
   // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats from
-  // `worker`, then copies the parameters as they are after the step into `out`. Once the global
-  // step has reached trainSteps, or the shard is closed, gradients are no longer applied.
-  StepResult push(std::uint32_t worker, const float* gradient, float* out);
+  // `worker`, and answers with the parameters as they are after the step. Once the global step
+  // has reached trainSteps, or the shard is closed, gradients are no longer applied.
+  StepResult push(std::uint32_t worker, const float* gradient);
 
-  // Copies the current parameters into `out`.
-  StepResult read(float* out);
+  // Answers with the current parameters.
+  StepResult read();
 
   StepResult state() const;
 
@@ -82,8 +90,8 @@ class Shard {
   struct Request;
   struct Batch;
 
-  StepResult pushAsync(const float* gradient, float* out);
-  StepResult pushSync(std::uint32_t worker, const float* gradient, float* out);
+  StepResult pushAsync(const float* gradient);
+  StepResult pushSync(std::uint32_t worker, const float* gradient);
   void startBatch();
   void applyBatch(Batch& batch);
   void completeSyncStep();
@@ -94,6 +102,7 @@ class Shard {
   std::vector<float> params_;
   std::unique_ptr<Optimizer> optimizer_;
   const Options options_;
+  std::shared_ptr<BufferPool> answers_;
   std::uint64_t globalStep_ = 0;
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
