@@ -190,7 +190,9 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
 // Strangers that hold connections open (a port scan, a stuck client, a byte a second) cost the
 // ps no thread: training goes on, and a worker that restarts meanwhile is admitted at once.
 BOOST_AUTO_TEST_CASE(silent_and_trickling_connections_do_not_hold_training) {
-  LiveCluster cluster(200000);  // long enough to outlast the handshake deadline
+  // A run far longer than the test: it asserts progress, not completion (the test above does),
+  // so no machine is fast enough to finish the run before the strangers' deadline.
+  LiveCluster cluster(100000000);
   BOOST_REQUIRE(waitFor([&] { return cluster.psStep() >= 100; }, std::chrono::seconds(30)));
   std::vector<Poco::Net::StreamSocket> silent;
   for (int i = 0; i < 300; ++i) silent.push_back(cluster.connect());
@@ -210,7 +212,12 @@ BOOST_AUTO_TEST_CASE(silent_and_trickling_connections_do_not_hold_training) {
     }
   });
 
-  // Worker 1 restarts while the strangers hold their connections.
+  // Training goes on while the strangers hold their connections (their deadline is 5 s away).
+  const auto held = cluster.psStep();
+  BOOST_TEST(waitFor([&] { return cluster.psStep() >= held + 1000; }, std::chrono::seconds(3)));
+  BOOST_TEST(cluster.psLog().find("no complete first frame") == std::string::npos);
+
+  // Worker 1 restarts while the strangers hold their connections, and is admitted at once.
   cluster.processes[2]->stop(std::chrono::milliseconds(0));
   const auto restarted = std::chrono::steady_clock::now();
   std::filesystem::remove(cluster.logs.file("worker-1/events.jsonl"));
@@ -218,13 +225,11 @@ BOOST_AUTO_TEST_CASE(silent_and_trickling_connections_do_not_hold_training) {
   BOOST_TEST(waitFor([&] { return !eventsOf(cluster.logs.file("worker-1"), "connected").empty(); },
                      std::chrono::seconds(10)));
   BOOST_TEST((std::chrono::steady_clock::now() - restarted < std::chrono::seconds(5)));
-  // The strangers are closed at their deadline, while training goes on.
-  BOOST_TEST(logged(cluster, "no complete first frame within 5 s"));
-  BOOST_TEST(!std::filesystem::exists(cluster.logs.file("worker-0/result.json")));
 
-  BOOST_TEST(waitFor([&] { return std::filesystem::exists(cluster.logs.file("worker-0/result.json")); },
-                     std::chrono::seconds(180)));
+  // The strangers are closed at their deadline, and training goes on.
+  BOOST_TEST(logged(cluster, "no complete first frame within 5 s"));
+  const auto closed = cluster.psStep();
+  BOOST_TEST(waitFor([&] { return cluster.psStep() >= closed + 1000; }, std::chrono::seconds(10)));
   stop = true;
   trickle.join();
-  BOOST_TEST(cluster.psStep() == std::uint64_t(cluster.steps));
 }
