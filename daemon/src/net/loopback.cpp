@@ -8,29 +8,25 @@
 #include "pstrain/common/error.hpp"
 
 namespace pstrain::net {
-namespace {
-
-struct Frame {
+struct LoopbackNetwork::Frame {
   MessageType type;
   std::vector<std::uint8_t> fields;
   std::vector<float> values;
 };
 
 // Frames one way; closing it ends both directions' waits.
-struct Pipe {
+struct LoopbackNetwork::Pipe {
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<Frame> frames;
   bool closed = false;
 };
 
-}  // namespace
-
-class LoopbackChannel : public Channel {
+class LoopbackNetwork::End : public Channel {
  public:
-  LoopbackChannel(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, std::string peer)
+  End(std::shared_ptr<Pipe> in, std::shared_ptr<Pipe> out, std::string peer)
       : in_(std::move(in)), out_(std::move(out)), peer_(std::move(peer)) {}
-  ~LoopbackChannel() override { close(); }
+  ~End() override { close(); }
 
   void send(MessageType type, const std::vector<std::uint8_t>& fields, const float* values,
             size_t valueCount) override {
@@ -140,14 +136,14 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& address) {
   auto toServer = std::make_shared<Pipe>();
   auto toClient = std::make_shared<Pipe>();
   const std::string client = "loopback client " + std::to_string(++dialed_);
-  auto serverEnd = std::make_shared<LoopbackChannel>(toServer, toClient, client);
+  auto serverEnd = std::make_shared<End>(toServer, toClient, client);
   Session session{address, serverEnd, {}};
   session.thread = std::thread([serverEnd, serve = listener->second] {
     runSession(*serverEnd, serve, "ps", nullptr);
     serverEnd->close();
   });
   sessions_.push_back(std::move(session));
-  return std::make_unique<LoopbackChannel>(toClient, toServer, address);
+  return std::make_unique<End>(toClient, toServer, address);
 }
 
 }  // namespace pstrain::net

@@ -12,8 +12,6 @@
 
 namespace pstrain::net {
 
-class LoopbackChannel;
-
 // An in-process network: servers listen on addresses, clients dial them and get a Channel whose
 // other end a thread of the network serves, as a TCP listener would. Frames go through memory,
 // so ps and workers run as threads of one test and a fault scenario takes a second.
@@ -33,9 +31,13 @@ class LoopbackNetwork {
   std::unique_ptr<Channel> dial(const std::string& address);
 
  private:
+  struct Frame;
+  struct Pipe;
+  class End;  // one end of a channel
+
   struct Session {
     std::string address;
-    std::shared_ptr<LoopbackChannel> serverEnd;
+    std::shared_ptr<End> serverEnd;
     std::thread thread;
   };
 
