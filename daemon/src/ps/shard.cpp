@@ -19,15 +19,20 @@ ShardRange shardRange(size_t parameterCount, int shards, int index) {
   return ShardRange{begin, end - begin};
 }
 
-// One push or read waiting to be served: a read has no gradient.
+// One push or read waiting to be served: a read has no gradient. Its thread sleeps on its own
+// condition until its batch wants it, so a batch wakes only the threads it concerns.
 struct Shard::Request {
+  explicit Request(const float* g) : gradient(g) {}
   const float* gradient;
   std::shared_ptr<Batch> batch;  // set when taken into a batch
+  bool applies = false;          // this request's thread applies its batch
+  std::condition_variable woken;
   StepResult result{};
 };
 
-// Requests served by one pass over the parameters. Every thread whose request is in it takes
-// blocks from nextBlock until none is left; the one that finishes the last block ends it.
+// Requests served by one pass over the parameters. One thread of the batch applies it; threads
+// that arrive while it is under way (awake anyway, with their gradient received) take blocks too,
+// so the update uses the cores that pushes keep busy. Whoever finishes the last block ends it.
 struct Shard::Batch {
   std::vector<Request*> requests;
   std::vector<const float*> gradients;  // of the requests applied, in order
@@ -59,56 +64,70 @@ Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient) {
 Shard::StepResult Shard::read() { return pushAsync(nullptr); }
 
 Shard::StepResult Shard::pushAsync(const float* gradient) {
-  Request request{gradient, nullptr};
+  Request request(gradient);
   std::unique_lock<std::mutex> lock(mutex_);
   waiting_.push_back(&request);
-  while (!request.batch) {
-    if (!inFlight_) {
-      startBatch();
-    } else {
-      changed_.wait(lock);
-    }
+  if (inFlight_) {
+    auto current = inFlight_;
+    lock.unlock();
+    applyBlocks(*current, &request);
+    lock.lock();
+  } else {
+    startBatches(&request);
   }
+  request.woken.wait(lock, [&] {
+    return request.batch && (request.applies || request.batch->finished);
+  });
   auto batch = request.batch;
-  lock.unlock();
-  applyBatch(*batch);
-  lock.lock();
-  changed_.wait(lock, [&] { return batch->finished; });
+  if (!batch->finished) {
+    lock.unlock();
+    applyBlocks(*batch, &request);
+    lock.lock();
+    request.woken.wait(lock, [&] { return batch->finished; });
+  }
   return request.result;
 }
 
-void Shard::startBatch() {
-  auto batch = std::make_shared<Batch>();
-  while (!waiting_.empty() && batch->gradients.size() < Optimizer::kMaxSteps) {
-    Request* request = waiting_.front();
-    waiting_.pop_front();
-    request->batch = batch;
-    batch->requests.push_back(request);
-    if (request->gradient && !closed_ && globalStep_ < options_.trainSteps) {
-      batch->gradients.push_back(request->gradient);
-      ++globalStep_;
-      request->result = resultLocked(true, true, 1);
+void Shard::startBatches(Request* self) {
+  while (!waiting_.empty() && !inFlight_) {
+    auto batch = std::make_shared<Batch>();
+    while (!waiting_.empty() && batch->gradients.size() < Optimizer::kMaxSteps) {
+      Request* request = waiting_.front();
+      waiting_.pop_front();
+      request->batch = batch;
+      batch->requests.push_back(request);
+      if (request->gradient && !closed_ && globalStep_ < options_.trainSteps) {
+        batch->gradients.push_back(request->gradient);
+        ++globalStep_;
+        request->result = resultLocked(true, true, 1);
+      }
     }
-  }
-  // Every answer carries the parameters after the whole batch, which is at least as new.
-  auto buffer = answers_->take();
-  batch->out = buffer.get();
-  const Params params = std::move(buffer);
-  for (Request* request : batch->requests) {
-    if (!request->result.applied) request->result = resultLocked(false, false, 0);
-    request->result.params = params;
-  }
-  if (!batch->gradients.empty()) optimizer_->beginSteps(batch->gradients.size());
-  batch->blocks = (params_.size() + kBlock - 1) / kBlock;
-  if (batch->blocks == 0) {
-    batch->finished = true;
-  } else {
+    // Every answer carries the parameters after the whole batch, which is at least as new.
+    auto buffer = answers_->take();
+    batch->out = buffer.get();
+    const Params params = std::move(buffer);
+    for (Request* request : batch->requests) {
+      if (!request->result.applied) request->result = resultLocked(false, false, 0);
+      request->result.params = params;
+    }
+    if (!batch->gradients.empty()) optimizer_->beginSteps(batch->gradients.size());
+    batch->blocks = (params_.size() + kBlock - 1) / kBlock;
+    if (batch->blocks == 0) {
+      finishBatch(*batch, self);
+      continue;
+    }
     inFlight_ = batch;
+    // A thread that is awake already applies the batch; otherwise the first request's is woken.
+    const auto& requests = batch->requests;
+    Request* applier = std::find(requests.begin(), requests.end(), self) != requests.end()
+                           ? self
+                           : requests.front();
+    applier->applies = true;
+    if (applier != self) applier->woken.notify_one();
   }
-  changed_.notify_all();
 }
 
-void Shard::applyBatch(Batch& batch) {
+void Shard::applyBlocks(Batch& batch, Request* self) {
   for (size_t block; (block = batch.nextBlock.fetch_add(1)) < batch.blocks;) {
     const size_t begin = block * kBlock;
     const size_t end = std::min(begin + kBlock, params_.size());
@@ -118,11 +137,19 @@ void Shard::applyBatch(Batch& batch) {
     std::copy(params_.begin() + long(begin), params_.begin() + long(end), batch.out + begin);
     if (batch.blocksDone.fetch_add(1, std::memory_order_acq_rel) + 1 == batch.blocks) {
       std::lock_guard<std::mutex> lock(mutex_);
-      batch.finished = true;
       inFlight_.reset();
-      changed_.notify_all();
+      finishBatch(batch, self);
+      startBatches(self);
     }
   }
+}
+
+void Shard::finishBatch(Batch& batch, Request* self) {
+  batch.finished = true;
+  for (Request* request : batch.requests) {
+    if (request != self) request->woken.notify_one();
+  }
+  changed_.notify_all();  // serialize() and restore() wait for no batch in flight
 }
 
 Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {

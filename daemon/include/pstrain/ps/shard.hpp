@@ -27,11 +27,12 @@ ShardRange shardRange(size_t parameterCount, int shards, int index);
 // One ps's parameters, its optimizer and the global step. Thread-safe: each worker connection
 // pushes from its own thread.
 //
-// Asynchronous pushes that arrive together are combined: whoever finds no update under way takes
-// every waiting request (up to Optimizer::kMaxSteps) into one batch, and the threads of that
-// batch apply it together, block by block, each block once through the cache for all its
-// gradients, copying each block while it is hot into the parameters every answer of the batch
-// shares. Each gradient is still its own global step, applied in arrival order, so no step is
+// Asynchronous pushes that arrive together are combined: when no update is under way, every
+// waiting request (up to Optimizer::kMaxSteps) goes into one batch, applied block by block, each
+// block once through the cache for all its gradients, and copied while it is hot into the
+// parameters every answer of the batch shares. Each thread is woken only when its request needs
+// it (to apply its batch, or with its answer): with many connections, no thread wakes to find
+// nothing to do. Each gradient is still its own global step, applied in arrival order, so no step is
 // lost or merged.
 class Shard {
  public:
@@ -92,8 +93,11 @@ class Shard {
 
   StepResult pushAsync(const float* gradient);
   StepResult pushSync(std::uint32_t worker, const float* gradient);
-  void startBatch();
-  void applyBatch(Batch& batch);
+  // Batches the waiting requests while none is in flight (the caller holds the mutex). `self`
+  // is the calling thread's request, if it has one waiting or in the batch just finished.
+  void startBatches(Request* self);
+  void applyBlocks(Batch& batch, Request* self);
+  void finishBatch(Batch& batch, Request* self);
   void completeSyncStep();
   StepResult resultLocked(bool applied, bool advanced, int averaged) const;
 
