@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Fuzzes the wire-frame decoder with libFuzzer for a bounded time (default 60 s).
+# Fuzzes the wire-frame decoder and a ps's push decoding with libFuzzer for a bounded time
+# (default 60 s).
 # Needs clang-14 and libclang-rt-14-dev (ci/install-deps.sh --tests installs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,6 +10,8 @@ CXX=clang++-14 cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBUIL
 cmake --build build-fuzz --target frame_fuzzer -j"$(nproc)" >/dev/null
 corpus="$(mktemp -d)"
 trap 'rm -rf "$corpus"' EXIT
+# Valid frames to start from: a factored push is too deep for blind mutation to find.
+cp daemon/fuzz/seeds/* "$corpus"
 status=0
 build-fuzz/daemon/frame_fuzzer -max_total_time="$seconds" -max_len=512 -print_final_stats=1 \
   "$corpus" >"$corpus.log" 2>&1 || status=$?

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
         std::vector<float> gradient(parameters, 1e-3f), params(parameters);
         std::uint64_t step = 0;
         while (!stop) {
-          links[size_t(i)]->pushPull(gradient.data(), params.data(), ++step, 0);
+          links[size_t(i)]->pushPull(ps::Gradient(gradient.data()), params.data(), ++step, 0);
           ++pushes;
         }
       });

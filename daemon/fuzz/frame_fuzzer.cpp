@@ -1,11 +1,13 @@
 // libFuzzer target: arbitrary bytes as a frame (header, then fields) through the decoders that
-// every connection runs on what it receives. Anything but a ProtocolError is a bug.
+// every connection runs on what it receives, and a push's values through a ps's PushEncoding.
+// Anything but a ProtocolError is a bug.
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/net/message.hpp"
+#include "pstrain/ps/push_encoding.hpp"
 
 using namespace pstrain::net;
 
@@ -22,7 +24,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
     switch (frame.type) {
       case MessageType::kHello: decodeHello(fields); break;
       case MessageType::kWelcome: decodeWelcome(fields); break;
-      case MessageType::kPush: decodePush(fields); break;
+      case MessageType::kPush: {
+        // A small model whose first layer a batch of 1 factors, and a shard that cuts it.
+        static const pstrain::model::Layout layout(12, {8}, 3);
+        const pstrain::ps::ShardRange range{20, 60};
+        pstrain::ps::PushEncoding encoding(layout, range, decodePush(fields).batch);
+        const size_t count = (frame.length - fixed) / sizeof(float);
+        encoding.expectValues(count);
+        if (available < fixed + count * sizeof(float)) break;  // a truncated frame
+        std::vector<float> values(count), gradient(range.count);
+        std::memcpy(values.data(), data + kHeaderSize + fixed, count * sizeof(float));
+        encoding.decode(values.data(), gradient.data());
+        break;
+      }
       case MessageType::kParams: decodeParams(fields); break;
       case MessageType::kStatusReply: decodeStatusReply(fields); break;
       case MessageType::kDone: decodeDone(fields); break;

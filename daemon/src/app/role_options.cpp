@@ -11,8 +11,8 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   const auto layout = model::Layout::mnist(settings.hiddenUnits);
   ps::ServerOptions options;
   options.index = index;
-  options.parameterCount = layout.parameterCount();
-  options.range = ps::shardRange(options.parameterCount, settings.ps, index);
+  options.layout = layout;
+  options.range = ps::shardRange(layout.parameterCount(), settings.ps, index);
   auto all = model::initialParameters(layout, settings.seed);
   options.initial.assign(all.begin() + long(options.range.offset),
                          all.begin() + long(options.range.offset + options.range.count));
@@ -40,7 +40,7 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                                 std::vector<cluster::Endpoint> ps) {
   return ps::ClientOptions{std::uint32_t(index),
                            config::runFingerprint(settings),
-                           model::Layout::mnist(settings.hiddenUnits).parameterCount(),
+                           model::Layout::mnist(settings.hiddenUnits),
                            net::loadAuthKey(settings.authKeyFile),
                            std::move(ps),
                            settings.peerTimeoutSeconds,

@@ -74,7 +74,8 @@ float Mlp::loss(const float* params, const arma::fmat& inputs, const std::uint8_
 }
 
 float Mlp::lossAndGradient(const float* params, const arma::fmat& inputs,
-                           const std::uint8_t* labels, float* gradient) {
+                           const std::uint8_t* labels, float* gradient,
+                           const std::vector<bool>& factored) {
   float meanLoss = loss(params, inputs, labels);
   const float scale = 1.0f / float(inputs.n_cols);
 
@@ -86,9 +87,11 @@ float Mlp::lossAndGradient(const float* params, const arma::fmat& inputs,
 
   for (size_t layer = last + 1; layer-- > 0;) {
     const arma::fmat& in = layer == 0 ? inputs : activations_[layer - 1];
-    arma::fmat weightGrad = weightsOf(layout_, gradient, layer);
+    if (layer >= factored.size() || !factored[layer]) {
+      arma::fmat weightGrad = weightsOf(layout_, gradient, layer);
+      weightGrad = deltas_[layer] * in.t();
+    }
     arma::fvec biasGrad = biasOf(layout_, gradient, layer);
-    weightGrad = deltas_[layer] * in.t();
     biasGrad = arma::sum(deltas_[layer], 1);
     if (layer > 0) {
       deltas_[layer - 1] = weightsOf(layout_, params, layer).t() * deltas_[layer];

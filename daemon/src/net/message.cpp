@@ -161,7 +161,7 @@ std::vector<std::uint8_t> encode(const Welcome& m) {
 }
 
 std::vector<std::uint8_t> encode(const Push& m) {
-  return fields([&](ByteWriter& w) { w.put(m.localStep).put(m.loss); });
+  return fields([&](ByteWriter& w) { w.put(m.localStep).put(m.loss).put(m.batch); });
 }
 
 std::vector<std::uint8_t> encode(const Params& m) {
@@ -225,7 +225,8 @@ Welcome decodeWelcome(const std::vector<std::uint8_t>& bytes) {
 Push decodePush(const std::vector<std::uint8_t>& bytes) {
   return decodeExactly(bytes, [](ByteReader& r) {
     auto localStep = r.get<std::uint64_t>();
-    return Push{localStep, r.get<float>()};
+    auto loss = r.get<float>();
+    return Push{localStep, loss, r.get<std::uint32_t>()};
   });
 }
 

@@ -19,7 +19,7 @@ Client::Client(ClientOptions options, Dialer dial, observe::Metrics& metrics)
 
 Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
   const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
-                                        options_.parameterCount * sizeof(float));
+                                        options_.layout.parameterCount() * sizeof(float));
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options_.peerTimeoutSeconds));
@@ -31,7 +31,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
     auto welcome = net::introduce(
         *channel,
-        net::Hello{Role::kWorker, options_.worker, options_.parameterCount,
+        net::Hello{Role::kWorker, options_.worker, options_.layout.parameterCount(),
                    options_.runId, {}},
         options_.authKey);
     if (offset != kAnyShard && welcome.offset != offset) {
@@ -41,7 +41,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
                              std::to_string(welcome.offset) + ", not those from " +
                              std::to_string(offset));
     }
-    if (welcome.offset + welcome.count > options_.parameterCount) {
+    if (welcome.offset + welcome.count > options_.layout.parameterCount()) {
       throw ProtocolError("ps " + endpoint.toString() + " serves parameters beyond the model");
     }
     channel->setReceiveTimeout(options_.idleTimeoutSeconds);
@@ -69,9 +69,9 @@ void Client::connect() {
     metrics_.events().connected(peers.back(), shard.globalStep);
   }
   metrics_.setPeers(std::move(peers));
-  if (covered != options_.parameterCount) {
+  if (covered != options_.layout.parameterCount()) {
     throw ProtocolError("the ps together serve " + std::to_string(covered) + " of " +
-                        std::to_string(options_.parameterCount) + " parameters");
+                        std::to_string(options_.layout.parameterCount()) + " parameters");
   }
 }
 
@@ -105,13 +105,26 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
 }
 
 void Client::post(net::MessageType type, const std::vector<std::uint8_t>& fields,
-                  const float* gradient) {
+                  const Gradient* gradient) {
   // Requests go out to every ps first, so the ps work and the transfers overlap.
   for (auto& link : links_) {
     if (gradient && link.done) continue;  // a finished ps applies nothing more
     try {
-      link.channel->send(type, fields, gradient ? gradient + link.shard.offset : nullptr,
-                         gradient ? link.shard.count : 0);
+      if (!gradient) {
+        link.channel->send(type, fields);
+      } else {
+        if (!link.encoding || link.encoding->batch() != gradient->batch) {
+          link.encoding.emplace(options_.layout, ShardRange{link.shard.offset, link.shard.count},
+                                gradient->batch);
+          link.values.resize(link.encoding->dense() ? 0 : link.encoding->valueCount());
+        }
+        const float* values = gradient->dense + link.shard.offset;
+        if (!link.encoding->dense()) {
+          link.encoding->encode(*gradient, link.values.data());
+          values = link.values.data();
+        }
+        link.channel->send(type, fields, values, link.encoding->valueCount());
+      }
       link.awaiting = true;
     } catch (const ProtocolError&) {
       throw;
@@ -149,9 +162,10 @@ Client::Exchange Client::pull(float* params) {
   return collect(params);
 }
 
-Client::Exchange Client::pushPull(const float* gradient, float* params, std::uint64_t localStep,
-                                  float loss) {
-  post(net::MessageType::kPush, net::encode(net::Push{localStep, loss}), gradient);
+Client::Exchange Client::pushPull(const Gradient& gradient, float* params,
+                                  std::uint64_t localStep, float loss) {
+  post(net::MessageType::kPush,
+       net::encode(net::Push{localStep, loss, std::uint32_t(gradient.batch)}), &gradient);
   return collect(params);
 }
 

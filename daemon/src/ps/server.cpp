@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
@@ -10,6 +11,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/ps/checkpoint.hpp"
+#include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
 
@@ -23,7 +25,7 @@ Server::Server(ServerOptions options, observe::Metrics& metrics)
   checkpointer_ = std::thread([this] { checkpointPeriodically(); });
   log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
                           options_.range.offset, options_.range.offset + options_.range.count,
-                          options_.parameterCount, options_.description);
+                          options_.layout.parameterCount(), options_.description);
 }
 
 Server::~Server() {
@@ -139,6 +141,7 @@ void Server::serve(net::Channel& channel) {
                                          std::uint32_t(seconds * 1e6)}),
                  result.params.get(), shard_.size());
   };
+  std::optional<PushEncoding> encoding;  // of this worker's latest push
   for (;;) {
     const auto& frame = channel.receive();
     switch (frame.type) {
@@ -152,8 +155,18 @@ void Server::serve(net::Channel& channel) {
       }
       case net::MessageType::kPush: {
         auto push = net::decodePush(frame.fields);
+        if (!encoding || encoding->batch() != push.batch) {
+          encoding.emplace(options_.layout, options_.range, push.batch);
+        }
+        encoding->expectValues(frame.valueCount);
         auto gradient = gradients_->take();
-        channel.receiveValues(gradient.get(), options_.range.count);
+        if (encoding->dense()) {
+          channel.receiveValues(gradient.get(), options_.range.count);
+        } else {
+          auto values = gradients_->take();
+          channel.receiveValues(values.get(), encoding->valueCount());
+          encoding->decode(values.get(), gradient.get());
+        }
         const auto start = std::chrono::steady_clock::now();
         auto result = shard_.push(worker, gradient.get());
         gradient.reset();
@@ -190,12 +203,12 @@ void Server::admit(const net::Hello& hello) const {
                         std::to_string(hello.index) + ": this run has workers 0 to " +
                         std::to_string(options_.workers - 1));
   }
-  if (hello.parameterCount != options_.parameterCount || hello.runId != options_.runId) {
+  if (hello.parameterCount != options_.layout.parameterCount() || hello.runId != options_.runId) {
     throw ProtocolError("worker " + std::to_string(hello.index) +
                         " runs a different configuration (model of " +
                         std::to_string(hello.parameterCount) + " parameters, run " +
                         std::to_string(hello.runId) + "; this ps has " +
-                        std::to_string(options_.parameterCount) + ", run " +
+                        std::to_string(options_.layout.parameterCount()) + ", run " +
                         std::to_string(options_.runId) + ")");
   }
 }

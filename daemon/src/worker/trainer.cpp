@@ -47,6 +47,18 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                        options_.seed + 1 + size_t(index));
   arma::fmat inputs;
   std::vector<std::uint8_t> labels(size_t(options_.batchSize));
+  // The layers whose weight gradients go to the ps as factors (ps::PushEncoding): the model
+  // leaves them as delta and input, and skips the outer product.
+  std::vector<bool> factored(layout_.layerCount());
+  ps::Gradient gradient(gradient_.data());
+  for (size_t layer = 0; layer < layout_.layerCount(); ++layer) {
+    factored[layer] = ps::factorsLayer(layout_, layer, labels.size());
+    gradient.deltas.push_back(factored[layer] ? &mlp.delta(layer) : nullptr);
+    gradient.inputs.push_back(!factored[layer] ? nullptr
+                              : layer == 0     ? &inputs
+                                               : &mlp.activation(layer - 1));
+    if (factored[layer]) gradient.batch = labels.size();
+  }
   TrainingResult result;
   const auto start = std::chrono::steady_clock::now();
   logger->info("Worker {}: training on {} examples, batch {}, until global step {}", index,
@@ -59,7 +71,8 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     const std::uint32_t* batch = sampler.next();
     model::gatherInputs(train.pixels.data(), train.imageSize(), batch, labels.size(), inputs);
     for (size_t i = 0; i < labels.size(); ++i) labels[i] = train.labels[batch[i]];
-    float loss = mlp.lossAndGradient(params_.data(), inputs, labels.data(), gradient_.data());
+    float loss =
+        mlp.lossAndGradient(params_.data(), inputs, labels.data(), gradient_.data(), factored);
     result.computeSeconds += secondsSince(computeStart);
     return loss;
   };
@@ -68,7 +81,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     float loss = computeGradient();
     const auto exchangeStart = std::chrono::steady_clock::now();
     auto exchange =
-        client_.pushPull(gradient_.data(), params_.data(), result.localSteps + 1, loss);
+        client_.pushPull(gradient, params_.data(), result.localSteps + 1, loss);
     const double exchangeSeconds = secondsSince(exchangeStart);
     metrics_.pushSeconds().Observe(exchangeSeconds);
     result.waitingSeconds += std::min(exchange.serviceSeconds, exchangeSeconds);

@@ -158,7 +158,8 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 20);
     std::vector<float> gradient(10, 1.0f);
-    connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f, 0}), gradient.data(),
+                    gradient.size());
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(logged(cluster, "expected hello but received push"));
   }
@@ -169,16 +170,19 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(logged(cluster, "failed authentication"));
   }
-  {  // the right key, then a push of the wrong shape
+  // The right key, then pushes of the wrong shape: dense, and as factors of a batch of 1.
+  for (std::uint32_t batch : {0u, 1u}) {
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 24);
     introduce(connection, cluster.hello(), "the-right-key");
     decodeWelcome(connection.receiveExpected(MessageType::kWelcome));
     std::vector<float> gradient(10, 1.0f);
-    connection.send(MessageType::kPush, encode(Push{1, 0.5f}), gradient.data(), gradient.size());
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f, batch}), gradient.data(),
+                    gradient.size());
     BOOST_TEST(closedByPs(socket));
-    BOOST_TEST(logged(cluster, "push carries 10 values where"));
+    BOOST_TEST(logged(cluster, "a push of batch " + std::to_string(batch) + " to parameters [0, "));
   }
+  BOOST_TEST(logged(cluster, "values, not 10"));
 
   // The training beside all this reaches its last step.
   BOOST_TEST(waitFor([&] { return std::filesystem::exists(cluster.logs.file("worker-0/result.json")); },

@@ -88,9 +88,10 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(welcome.trainSteps == 3000u);
   BOOST_TEST(welcome.httpPort == 8090u);
 
-  auto push = decodePush(encode(Push{42, 0.25f}));
+  auto push = decodePush(encode(Push{42, 0.25f, 7}));
   BOOST_TEST(push.localStep == 42u);
   BOOST_TEST(push.loss == 0.25f);
+  BOOST_TEST(push.batch == 7u);
 
   auto params = decodeParams(encode(Params{99, true, false, 1234}));
   BOOST_TEST(params.serviceMicros == 1234u);
@@ -112,7 +113,7 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 2, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 3, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 37u);
@@ -120,7 +121,7 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kProof) == 32u);
   BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPull) == 0u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 12u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 16u);
   BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);

@@ -6,6 +6,8 @@
 
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/model/mlp.hpp"
+#include "pstrain/ps/push_encoding.hpp"
 #include "support/idx_files.hpp"
 #include "support/in_process_cluster.hpp"
 #include "support/json.hpp"
@@ -77,6 +79,59 @@ BOOST_AUTO_TEST_CASE(trains_to_exactly_train_steps) {
   BOOST_TEST(results[0].testAccuracy.value_or(0) >= 0.9);
 }
 
+BOOST_AUTO_TEST_CASE(factored_pushes_step_every_ps_as_dense_ones_do) {
+  // At batch 3 the 784 x 16 first layer goes as factors; 3 ps cut its columns.
+  const std::vector<std::string> settings = flags(3, 1, 10, {"--batch-size", "3"});
+  InProcessCluster factoredRun(settings), denseRun(settings);
+  const auto layout = model::Layout::mnist(factoredRun.settings().hiddenUnits);
+  BOOST_REQUIRE(ps::factorsLayer(layout, 0, 3));
+  model::Mlp mlp(layout);
+  const auto& examples = factoredRun.trainingSet();
+  const std::vector<std::uint32_t> batch{0, 1, 2};
+  arma::fmat inputs;
+  model::gatherInputs(examples.pixels.data(), examples.imageSize(), batch.data(), 3, inputs);
+  auto initial = model::initialParameters(layout, factoredRun.settings().seed);
+  std::vector<float> dense(layout.parameterCount()), partial(layout.parameterCount());
+  mlp.lossAndGradient(initial.data(), inputs, examples.labels.data(), dense.data());
+  mlp.lossAndGradient(initial.data(), inputs, examples.labels.data(), partial.data(),
+                      {true, false});
+  ps::Gradient factored(partial.data());
+  factored.batch = 3;
+  factored.deltas = {&mlp.delta(0), nullptr};
+  factored.inputs = {&inputs, nullptr};
+
+  std::vector<std::vector<float>> after;
+  for (auto* run : {&factoredRun, &denseRun}) {
+    for (int i = 0; i < 3; ++i) run->startPs(i);
+    auto client = run->client(0);
+    client->connect();
+    after.emplace_back(layout.parameterCount());
+    auto gradient = run == &factoredRun ? factored : ps::Gradient(dense.data());
+    BOOST_TEST(client->pushPull(gradient, after.back().data(), 1, 0).applied);
+    for (int i = 0; i < 3; ++i) BOOST_TEST(run->server(i).globalStep() == 1u);
+  }
+  size_t moved = 0;
+  for (size_t i = 0; i < after[0].size(); ++i) {
+    BOOST_TEST_REQUIRE(std::abs(after[0][i] - after[1][i]) <= 1e-6f, "parameter " << i);
+    if (after[0][i] != initial[i]) ++moved;
+  }
+  BOOST_TEST(moved > after[0].size() / 2);  // the step did change the model
+}
+
+BOOST_AUTO_TEST_CASE(factored_training_ends_at_exactly_train_steps_async_and_sync) {
+  for (auto sync : {"false", "true"}) {
+    BOOST_TEST_CONTEXT("sync " << sync) {
+      InProcessCluster cluster(flags(3, 2, 600, {"--batch-size", "3", "--sync", sync}));
+      for (int i = 0; i < 3; ++i) cluster.startPs(i);
+      for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+      auto results = cluster.joinWorkers();
+      for (int i = 0; i < 3; ++i) BOOST_TEST(cluster.server(i).globalStep() == 600u);
+      BOOST_TEST(results[0].globalStep == 600u);
+      BOOST_TEST(results[0].testAccuracy.value_or(0) >= 0.8);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   InProcessCluster cluster(flags(2, 2, 4000));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
@@ -108,7 +163,7 @@ BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_b
     auto worker1 = cluster.client(1);
     worker1->connect();
     for (std::uint64_t step = 1; step <= 5; ++step) {
-      BOOST_TEST(worker1->pushPull(gradient.data(), params.data(), step, 0).applied);
+      BOOST_TEST(worker1->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
     }
   }  // worker 1 drops: its channels close
   // Worker 0 goes on alone, a step per deadline, then worker 1 rejoins.
@@ -122,7 +177,9 @@ BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_b
   BOOST_TEST(peers->size() == 2u, cluster.psMetrics(0).statusJson());
   std::uint64_t localSteps = 0;
   while (!worker1->done()) {
-    if (worker1->pushPull(gradient.data(), params.data(), localSteps + 1, 0).applied) ++localSteps;
+    auto exchange =
+        worker1->pushPull(ps::Gradient(gradient.data()), params.data(), localSteps + 1, 0);
+    if (exchange.applied) ++localSteps;
   }
   worker1->finish(localSteps);
   auto results = cluster.joinWorkers();
@@ -142,7 +199,7 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
     cluster.server(0).stop();
   });
   const auto start = std::chrono::steady_clock::now();
-  auto exchange = worker0->pushPull(gradient.data(), params.data(), 1, 0);
+  auto exchange = worker0->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0);
   stopper.join();
   BOOST_TEST(!exchange.applied);  // worker 1 never came; the ps stopped first
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));

@@ -18,9 +18,16 @@ class Mlp {
   const Layout& layout() const { return layout_; }
 
   // Mean cross-entropy of the batch (inputs: one column per example, labels 0..classes-1);
-  // writes d(loss)/d(params) into `gradient` (parameterCount() floats).
+  // writes d(loss)/d(params) into `gradient` (parameterCount() floats), except the weights of
+  // each layer marked in `factored`: their gradient is delta(layer) * input^T, left as those
+  // factors (the layer's input is `inputs` for layer 0, else activation(layer - 1)).
   float lossAndGradient(const float* params, const arma::fmat& inputs, const std::uint8_t* labels,
-                        float* gradient);
+                        float* gradient, const std::vector<bool>& factored = {});
+
+  // Of the last pass, valid until the next one: d(loss)/d(pre-activations) of a layer
+  // (out x batch), and a layer's output (after ReLU for hidden layers).
+  const arma::fmat& delta(size_t layer) const { return deltas_[layer]; }
+  const arma::fmat& activation(size_t layer) const { return activations_[layer]; }
 
   // Mean cross-entropy of the batch without gradients.
   float loss(const float* params, const arma::fmat& inputs, const std::uint8_t* labels);

@@ -13,7 +13,7 @@ namespace pstrain::net {
 // Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
-constexpr std::uint16_t kProtocolVersion = 2;  // 2: the welcome says the ps's HTTP port
+constexpr std::uint16_t kProtocolVersion = 3;  // 3: a push may carry weight gradients as factors
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -80,6 +80,7 @@ struct Welcome {
 struct Push {
   std::uint64_t localStep;
   float loss;
+  std::uint32_t batch;  // examples behind weight gradients sent as factors (ps::PushEncoding)
 };
 
 struct Params {

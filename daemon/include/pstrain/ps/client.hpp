@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "pstrain/net/channel.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
 
@@ -22,7 +24,7 @@ using Dialer =
 struct ClientOptions {
   std::uint32_t worker = 0;
   std::uint64_t runId = 0;
-  std::uint64_t parameterCount = 0;
+  model::Layout layout = model::Layout::mnist({});  // the run's model
   std::string authKey;
   std::vector<cluster::Endpoint> ps;  // in shard order
   double peerTimeoutSeconds = 300;    // for a ps to appear, or to come back
@@ -49,10 +51,10 @@ class Client {
 
   // Every ps's slice of the parameters into `params`.
   Exchange pull(float* params);
-  // Sends each ps its slice of `gradient` and puts the slice it answers, the parameters after
-  // the step, into `params`. A ps that went away is reconnected and pulled afresh: its part of
-  // this push is lost, as with a TensorFlow ps that restarts.
-  Exchange pushPull(const float* gradient, float* params, std::uint64_t localStep, float loss);
+  // Sends each ps its part of `gradient` (PushEncoding) and puts the slice it answers, the
+  // parameters after the step, into `params`. A ps that went away is reconnected and pulled
+  // afresh: its part of this push is lost, as with a TensorFlow ps that restarts.
+  Exchange pushPull(const Gradient& gradient, float* params, std::uint64_t localStep, float loss);
 
   // Every ps has reached the last step.
   bool done() const;
@@ -69,13 +71,16 @@ class Client {
     bool done = false;
     bool awaiting = false;  // a request is out, its answer not yet read
     std::string failure;    // why the channel broke, until it is made again
+    std::optional<PushEncoding> encoding;  // for the shard and the latest push's batch
+    std::vector<float> values;             // a push's values when they are not a dense slice
   };
 
   // A channel to `endpoint` that serves the shard starting at `offset` (any when npos).
   Link open(const cluster::Endpoint& endpoint, size_t offset);
   void reconnect(Link& link, float* params);
+  // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
-            const float* gradient);
+            const Gradient* gradient);
   Exchange collect(float* params);
   void receiveParams(Link& link, float* params, Exchange& exchange);
 

@@ -12,6 +12,7 @@
 
 #include "pstrain/net/channel.hpp"
 #include "pstrain/observe/metrics.hpp"
+#include "pstrain/model/layout.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
@@ -23,7 +24,7 @@ struct ServerOptions {
   ShardRange range{0, 0};
   std::vector<float> initial;  // the slice's initial values
   std::unique_ptr<Optimizer> optimizer;
-  std::uint64_t parameterCount = 0;  // of the whole model: a worker's hello must match
+  model::Layout layout = model::Layout::mnist({});  // the run's model: a worker's must match
   std::uint64_t runId = 0;
   int workers = 1;
   Shard::Options shard;

@@ -8,6 +8,7 @@
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/client.hpp"
+#include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::worker {
 
