@@ -1,5 +1,6 @@
 #include "pstrain/worker/trainer.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
 
@@ -61,8 +62,13 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   }
   TrainingResult result;
   const auto start = std::chrono::steady_clock::now();
-  logger->info("Worker {}: training on {} examples, batch {}, until global step {}", index,
-               train.count, options_.batchSize, options_.trainSteps);
+  const auto factoredLayers = std::count(factored.begin(), factored.end(), true);
+  logger->info("Worker {}: training on {} examples, batch {}, until global step {}{}", index,
+               train.count, options_.batchSize, options_.trainSteps,
+               factoredLayers == 0 ? ""
+                                   : fmt::format("; the weight gradients of {} of {} layers go "
+                                                 "to the ps as their factors",
+                                                 factoredLayers, layout_.layerCount()));
 
   const auto bytesBefore = metrics_.traffic.sent + metrics_.traffic.received;
   // The gradient of the next batch, on the parameters at hand.
