@@ -10,24 +10,25 @@ namespace pstrain::ps {
 namespace {
 
 // Elements [from, to) of a weight gradient delta * input^T (column-major, delta.n_rows rows),
-// where `slice` holds the input's rows from matrix column `firstColumn` on.
-void multiplyOut(const arma::fmat& delta, const arma::fmat& slice, size_t firstColumn,
+// where column j of `inputsT` (batch x columns) holds the batch's inputs to matrix column
+// firstColumn + j. Column ranges of inputsT are contiguous: the products read them in place.
+void multiplyOut(const arma::fmat& delta, const arma::fmat& inputsT, size_t firstColumn,
                  size_t from, size_t to, float* out) {
   const size_t rows = delta.n_rows;
   while (from < to) {
     const size_t column = from / rows;
     const size_t columnStart = column * rows;
-    const size_t row = column - firstColumn;
+    const auto j = arma::uword(column - firstColumn);
     if (from == columnStart && to - from >= rows) {
       // Whole columns: one product straight into place.
       const size_t columns = (to - from) / rows;
       arma::fmat whole(out, arma::uword(rows), arma::uword(columns), false, true);
-      whole = delta * slice.rows(arma::uword(row), arma::uword(row + columns - 1)).t();
+      whole = delta * inputsT.cols(j, j + arma::uword(columns) - 1);
       from += columns * rows;
       out += columns * rows;
     } else {
       // A column the range cuts: computed whole, copied in part.
-      arma::fvec full = delta * slice.row(arma::uword(row)).t();
+      arma::fvec full = delta * inputsT.col(j);
       const size_t end = std::min(to, columnStart + rows);
       std::copy(full.begin() + long(from - columnStart), full.begin() + long(end - columnStart),
                 out);
@@ -93,13 +94,14 @@ void PushEncoding::encode(const Gradient& gradient, float* values) const {
       const auto& input = *gradient.inputs[size_t(segment.layer)];
       if (segment.sendFactors) {
         std::memcpy(values, delta.memptr(), delta.n_elem * sizeof(float));
-        arma::fmat slice(values + delta.n_elem, arma::uword(segment.columns), input.n_cols, false,
-                         true);
-        slice = input.rows(firstRow, lastRow);
+        arma::fmat inputsT(values + delta.n_elem, input.n_cols, arma::uword(segment.columns),
+                           false, true);
+        inputsT = input.rows(firstRow, lastRow).t();
       } else {
         const size_t weights = layout_.weightOffset(size_t(segment.layer));
-        multiplyOut(delta, input.rows(firstRow, lastRow), segment.firstColumn,
-                    segment.begin - weights, segment.end - weights, values);
+        const arma::fmat inputsT = input.rows(firstRow, lastRow).t();
+        multiplyOut(delta, inputsT, segment.firstColumn, segment.begin - weights,
+                    segment.end - weights, values);
       }
     }
     values += segment.values;
@@ -123,10 +125,10 @@ void PushEncoding::decode(const float* values, float* gradient) const {
       const auto rows = arma::uword(layout_.sizes()[layer + 1]);
       const auto batch = arma::uword(batch_);
       const arma::fmat delta(const_cast<float*>(values), rows, batch, false, true);
-      const arma::fmat slice(const_cast<float*>(values) + delta.n_elem,
-                             arma::uword(segment.columns), batch, false, true);
+      const arma::fmat inputsT(const_cast<float*>(values) + delta.n_elem, batch,
+                               arma::uword(segment.columns), false, true);
       const size_t weights = layout_.weightOffset(layer);
-      multiplyOut(delta, slice, segment.firstColumn, segment.begin - weights,
+      multiplyOut(delta, inputsT, segment.firstColumn, segment.begin - weights,
                   segment.end - weights, out);
     } else {
       std::memcpy(out, values, segment.values * sizeof(float));

@@ -33,9 +33,10 @@ bool factorsLayer(const model::Layout& layout, size_t layer, size_t batch);
 // The float values of a push to the ps that owns `range`, for a batch of `batch` (0: dense):
 // in parameter order, the shard's values, except where the shard covers a factored layer's
 // weights and their factors are fewer values than its part of the matrix. There the values are
-// the layer's delta (out x batch), then the rows of its input for the matrix columns the shard
-// touches (columns x batch). Worker and ps build the same encoding, so the frame says only the
-// batch, and the ps refuses a push whose value count is not the encoding's.
+// the layer's delta (out x batch), then for each matrix column the shard touches the batch's
+// inputs to it (batch x columns, column-major: the ps multiplies ranges of it out in place).
+// Worker and ps build the same encoding, so the frame says only the batch, and the ps refuses
+// a push whose value count is not the encoding's.
 class PushEncoding {
  public:
   PushEncoding(const model::Layout& layout, ShardRange range, size_t batch);
