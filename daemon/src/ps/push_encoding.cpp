@@ -46,6 +46,27 @@ bool factorsLayer(const model::Layout& layout, size_t layer, size_t batch) {
   return batch > 0 && 4 * batch * (in + out) <= in * out;
 }
 
+std::vector<bool> factoredLayers(const model::Layout& layout, size_t batch) {
+  std::vector<bool> factored(layout.layerCount());
+  for (size_t layer = 0; layer < factored.size(); ++layer) {
+    factored[layer] = factorsLayer(layout, layer, batch);
+  }
+  return factored;
+}
+
+Gradient gradientOf(const model::Mlp& mlp, const arma::fmat& inputs, const float* dense,
+                    const std::vector<bool>& factored) {
+  Gradient gradient(dense);
+  for (size_t layer = 0; layer < factored.size(); ++layer) {
+    gradient.deltas.push_back(factored[layer] ? &mlp.delta(layer) : nullptr);
+    gradient.inputs.push_back(!factored[layer] ? nullptr
+                              : layer == 0     ? &inputs
+                                               : &mlp.activation(layer - 1));
+    if (factored[layer]) gradient.batch = inputs.n_cols;
+  }
+  return gradient;
+}
+
 PushEncoding::PushEncoding(const model::Layout& layout, ShardRange range, size_t batch)
     : layout_(layout), range_(range), batch_(batch) {
   const size_t shardEnd = range.offset + range.count;

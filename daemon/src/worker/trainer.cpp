@@ -46,20 +46,12 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
 
   BatchSampler sampler(train.count, size_t(options_.batchSize),
                        options_.seed + 1 + size_t(index));
-  arma::fmat inputs;
   std::vector<std::uint8_t> labels(size_t(options_.batchSize));
+  arma::fmat inputs(arma::uword(train.imageSize()), arma::uword(labels.size()));
   // The layers whose weight gradients go to the ps as factors (ps::PushEncoding): the model
   // leaves them as delta and input, and skips the outer product.
-  std::vector<bool> factored(layout_.layerCount());
-  ps::Gradient gradient(gradient_.data());
-  for (size_t layer = 0; layer < layout_.layerCount(); ++layer) {
-    factored[layer] = ps::factorsLayer(layout_, layer, labels.size());
-    gradient.deltas.push_back(factored[layer] ? &mlp.delta(layer) : nullptr);
-    gradient.inputs.push_back(!factored[layer] ? nullptr
-                              : layer == 0     ? &inputs
-                                               : &mlp.activation(layer - 1));
-    if (factored[layer]) gradient.batch = labels.size();
-  }
+  const auto factored = ps::factoredLayers(layout_, labels.size());
+  const auto gradient = ps::gradientOf(mlp, inputs, gradient_.data(), factored);
   TrainingResult result;
   const auto start = std::chrono::steady_clock::now();
   const auto factoredLayers = std::count(factored.begin(), factored.end(), true);

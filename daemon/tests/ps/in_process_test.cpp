@@ -93,12 +93,10 @@ BOOST_AUTO_TEST_CASE(factored_pushes_step_every_ps_as_dense_ones_do) {
   auto initial = model::initialParameters(layout, factoredRun.settings().seed);
   std::vector<float> dense(layout.parameterCount()), partial(layout.parameterCount());
   mlp.lossAndGradient(initial.data(), inputs, examples.labels.data(), dense.data());
-  mlp.lossAndGradient(initial.data(), inputs, examples.labels.data(), partial.data(),
-                      {true, false});
-  ps::Gradient factored(partial.data());
-  factored.batch = 3;
-  factored.deltas = {&mlp.delta(0), nullptr};
-  factored.inputs = {&inputs, nullptr};
+  const auto layers = ps::factoredLayers(layout, 3);
+  mlp.lossAndGradient(initial.data(), inputs, examples.labels.data(), partial.data(), layers);
+  const auto factored = ps::gradientOf(mlp, inputs, partial.data(), layers);
+  BOOST_TEST(factored.batch == 3u);
 
   std::vector<std::vector<float>> after;
   for (auto* run : {&factoredRun, &denseRun}) {

@@ -24,30 +24,18 @@ struct TwoGradients {
 
   TwoGradients(model::Layout modelLayout, size_t batch)
       : layout(modelLayout), mlp(layout), dense(layout.parameterCount()),
-        partial(layout.parameterCount(), std::nanf("")), factored(layout.layerCount()) {
+        partial(layout.parameterCount(), std::nanf("")),
+        factored(ps::factoredLayers(layout, batch)) {
     arma::arma_rng::set_seed(5);
     inputs = arma::randu<arma::fmat>(arma::uword(layout.sizes()[0]), arma::uword(batch));
     std::vector<std::uint8_t> labels(batch);
     for (size_t i = 0; i < batch; ++i) labels[i] = std::uint8_t(i % size_t(layout.sizes().back()));
     auto params = model::initialParameters(layout, 3);
     mlp.lossAndGradient(params.data(), inputs, labels.data(), dense.data());
-    for (size_t layer = 0; layer < layout.layerCount(); ++layer) {
-      factored[layer] = ps::factorsLayer(layout, layer, batch);
-    }
     mlp.lossAndGradient(params.data(), inputs, labels.data(), partial.data(), factored);
   }
 
-  ps::Gradient gradient() const {
-    ps::Gradient g(partial.data());
-    for (size_t layer = 0; layer < layout.layerCount(); ++layer) {
-      g.deltas.push_back(factored[layer] ? &mlp.delta(layer) : nullptr);
-      g.inputs.push_back(!factored[layer] ? nullptr
-                         : layer == 0     ? &inputs
-                                          : &mlp.activation(layer - 1));
-      if (factored[layer]) g.batch = size_t(inputs.n_cols);
-    }
-    return g;
-  }
+  ps::Gradient gradient() const { return ps::gradientOf(mlp, inputs, partial.data(), factored); }
 };
 
 // Encodes for every shard of `shards`, decodes as the ps would, and compares with the dense

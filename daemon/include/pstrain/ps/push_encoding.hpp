@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "pstrain/model/layout.hpp"
+#include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
@@ -29,6 +30,13 @@ struct Gradient {
 // when they are at most a quarter of the matrix. The ps multiplies them out, so beyond that
 // its extra work (2 * out * in * batch flops) buys little traffic.
 bool factorsLayer(const model::Layout& layout, size_t layer, size_t batch);
+// factorsLayer() of every layer: what Mlp::lossAndGradient() is to leave as factors.
+std::vector<bool> factoredLayers(const model::Layout& layout, size_t batch);
+
+// The push of the model's last pass over `inputs` (Mlp::lossAndGradient with `factored`): the
+// dense values, and the factored layers' delta and input, valid until the model's next pass.
+Gradient gradientOf(const model::Mlp& mlp, const arma::fmat& inputs, const float* dense,
+                    const std::vector<bool>& factored);
 
 // The float values of a push to the ps that owns `range`, for a batch of `batch` (0: dense):
 // in parameter order, the shard's values, except where the shard covers a factored layer's
