@@ -20,7 +20,7 @@ namespace pstrain::ps {
 struct Gradient {
   explicit Gradient(const float* denseValues) : dense(denseValues) {}
 
-  const float* dense;           // every parameter's gradient, but factored weights
+  const float* dense;                     // every parameter's gradient, but factored weights
   size_t batch = 0;                       // examples behind the factors; 0: all dense
   std::vector<const arma::fmat*> deltas;  // per layer: out x batch, for factored layers
   std::vector<const arma::fmat*> inputs;  // per layer: in x batch, for factored layers
