@@ -4,6 +4,8 @@
 #include <Poco/Net/ServerSocket.h>
 #include <Poco/Net/StreamSocket.h>
 
+#include <sys/socket.h>
+
 #include <numeric>
 #include <thread>
 
@@ -44,6 +46,19 @@ BOOST_AUTO_TEST_CASE(frames_with_values_arrive_intact) {
   receiver.receiveValues(received.data(), received.size());
   writer.join();
   BOOST_TEST(received == values);
+}
+
+BOOST_AUTO_TEST_CASE(receive_buffer_holds_a_whole_frame_and_reads_see_bytes_as_they_come) {
+  SocketPair pair;
+  const std::uint32_t frame = 400000;  // a 784-128-10 model's parameters
+  Connection receiver(pair.accepted, frame);
+  int buffer = 0;
+  int lowWater = 0;
+  socklen_t size = sizeof buffer;
+  getsockopt(pair.accepted.impl()->sockfd(), SOL_SOCKET, SO_RCVBUF, &buffer, &size);
+  getsockopt(pair.accepted.impl()->sockfd(), SOL_SOCKET, SO_RCVLOWAT, &lowWater, &size);
+  BOOST_TEST(buffer >= int(2 * frame));
+  BOOST_TEST(lowWater == 1);
 }
 
 BOOST_AUTO_TEST_CASE(wrong_value_count_is_a_protocol_error) {
