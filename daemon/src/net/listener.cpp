@@ -103,8 +103,7 @@ void Listener::watch() {
       } catch (const Poco::Exception&) {
       }
       if (available >= int(options_.firstFrameBytes)) {
-        setReceiveLowWater(stream, 1);
-        startSession(stream);
+        startSession(stream);  // its Connection sizes the buffer and sets the mark back to 1
       } else {
         // Readable with less than a frame: the peer closed (a probe, a port scan) or failed.
         stream.close();
