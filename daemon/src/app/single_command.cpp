@@ -4,6 +4,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
@@ -26,8 +27,9 @@ int runSingle(const std::vector<std::string>& originalArgs) {
   auto test = data::loadTestSet(files);
 
   model::Mlp mlp(model::Layout::mnist(settings.hiddenUnits));
-  auto params = model::initialParameters(mlp.layout(), settings.seed);
-  std::vector<float> gradient(params.size());
+  const auto initial = model::initialParameters(mlp.layout(), settings.seed);
+  AlignedVector<float> params(initial.begin(), initial.end());
+  AlignedVector<float> gradient(params.size());
   auto optimizer = ps::makeOptimizer(settings.optimizer, params.size(), settings.learningRate);
   worker::BatchSampler sampler(train.count, size_t(settings.batchSize), settings.seed + 1);
   arma::fmat inputs;

@@ -7,18 +7,19 @@ std::shared_ptr<BufferPool> BufferPool::create(size_t floats) {
 }
 
 std::shared_ptr<float> BufferPool::take() {
-  std::unique_ptr<float[]> buffer;
+  float* buffer = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!free_.empty()) {
-      buffer = std::move(free_.back());
+    if (free_.empty()) {
+      buffer = buffers_.emplace_back(floats_).data();
+    } else {
+      buffer = free_.back();
       free_.pop_back();
     }
   }
-  if (!buffer) buffer.reset(new float[floats_]);
-  return std::shared_ptr<float>(buffer.release(), [pool = shared_from_this()](float* returned) {
+  return std::shared_ptr<float>(buffer, [pool = shared_from_this()](float* returned) {
     std::lock_guard<std::mutex> lock(pool->mutex_);
-    pool->free_.emplace_back(returned);
+    pool->free_.push_back(returned);
   });
 }
 

@@ -44,7 +44,7 @@ struct Shard::Batch {
 };
 
 Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options)
-    : params_(std::move(initial)),
+    : params_(initial.begin(), initial.end()),
       optimizer_(std::move(optimizer)),
       options_(options),
       answers_(BufferPool::create(params_.size())),

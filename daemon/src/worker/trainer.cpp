@@ -47,7 +47,9 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   BatchSampler sampler(train.count, size_t(options_.batchSize),
                        options_.seed + 1 + size_t(index));
   std::vector<std::uint8_t> labels(size_t(options_.batchSize));
-  arma::fmat inputs(arma::uword(train.imageSize()), arma::uword(labels.size()));
+  AlignedVector<float> inputMemory(train.imageSize() * labels.size());
+  arma::fmat inputs(inputMemory.data(), arma::uword(train.imageSize()), arma::uword(labels.size()),
+                    false, true);
   // The layers whose weight gradients go to the ps as factors (ps::PushEncoding): the model
   // leaves them as delta and input, and skips the outer product.
   const auto factored = ps::factoredLayers(layout_, labels.size());

@@ -226,6 +226,16 @@ BOOST_AUTO_TEST_CASE(buffer_pool_hands_out_the_most_recently_returned_buffer_fir
   again.reset();
 }
 
+BOOST_AUTO_TEST_CASE(buffer_pool_buffers_start_on_a_cache_line) {
+  // The model's size: glibc's malloc would place such a block 16 bytes into its pages.
+  auto pool = BufferPool::create(101770);
+  std::vector<std::shared_ptr<float>> taken;
+  for (int i = 0; i < 3; ++i) taken.push_back(pool->take());
+  for (const auto& buffer : taken) {
+    BOOST_TEST(reinterpret_cast<std::uintptr_t>(buffer.get()) % pstrain::kCacheLineBytes == 0u);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(adam_first_step_moves_by_the_learning_rate) {
   Adam adam(3, 0.1f);
   float params[] = {1.0f, 1.0f, 1.0f};

@@ -5,11 +5,13 @@
 #include <mutex>
 #include <vector>
 
+#include "pstrain/common/aligned_vector.hpp"
+
 namespace pstrain::ps {
 
 // Buffers of one size, reused most recently returned first: the buffer a thread takes is the
 // one likeliest still in cache, and a ps holds as many as are in use at once, not one per
-// connection. Thread-safe.
+// connection. Each starts on a cache line and is kept until the pool is gone. Thread-safe.
 class BufferPool : public std::enable_shared_from_this<BufferPool> {
  public:
   static std::shared_ptr<BufferPool> create(size_t floats);
@@ -23,7 +25,8 @@ class BufferPool : public std::enable_shared_from_this<BufferPool> {
 
   const size_t floats_;
   std::mutex mutex_;
-  std::vector<std::unique_ptr<float[]>> free_;
+  std::vector<AlignedVector<float>> buffers_;  // every buffer the pool has made
+  std::vector<float*> free_;
 };
 
 }  // namespace pstrain::ps

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/cluster/placement.hpp"
 #include "pstrain/net/channel.hpp"
 #include "pstrain/net/message.hpp"
@@ -72,7 +73,7 @@ class Client {
     bool awaiting = false;  // a request is out, its answer not yet read
     std::string failure;    // why the channel broke, until it is made again
     std::optional<PushEncoding> encoding;  // for the shard and the latest push's batch
-    std::vector<float> values;             // a push's values when they are not a dense slice
+    AlignedVector<float> values;           // a push's values when they are not a dense slice
   };
 
   // A channel to `endpoint` that serves the shard starting at `offset` (any when npos).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "pstrain/common/bytes.hpp"
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/config/config.hpp"
 
 namespace pstrain::ps {
@@ -67,8 +68,8 @@ class Adam : public Optimizer {
 
  private:
   float learningRate_;
-  std::vector<float> firstMoment_;
-  std::vector<float> secondMoment_;
+  AlignedVector<float> firstMoment_;
+  AlignedVector<float> secondMoment_;
   double beta1Power_ = 1.0;
   double beta2Power_ = 1.0;
   std::vector<float> stepSizes_;  // of the steps begun last, bias correction folded in

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/optimizer.hpp"
 
@@ -103,7 +104,7 @@ class Shard {
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  std::vector<float> params_;
+  AlignedVector<float> params_;
   std::unique_ptr<Optimizer> optimizer_;
   const Options options_;
   std::shared_ptr<BufferPool> answers_;
@@ -113,7 +114,7 @@ class Shard {
   std::deque<Request*> waiting_;
   std::shared_ptr<Batch> inFlight_;
   // Synchronous mode: the sum of this step's gradients and who contributed them.
-  std::vector<float> gradientSum_;
+  AlignedVector<float> gradientSum_;
   std::vector<bool> contributed_;
   int arrivals_ = 0;
   std::chrono::steady_clock::time_point stepDeadline_;

@@ -4,6 +4,7 @@
 #include <optional>
 #include <vector>
 
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/data/idx.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/observe/metrics.hpp"
@@ -48,7 +49,7 @@ class Trainer {
   TrainingResult run(const data::Examples& train, const data::Examples* test);
 
   // The model as trained: valid after run().
-  const std::vector<float>& parameters() const { return params_; }
+  std::vector<float> parameters() const { return {params_.begin(), params_.end()}; }
   const model::Layout& layout() const { return layout_; }
 
  private:
@@ -56,8 +57,8 @@ class Trainer {
   ps::Client& client_;
   observe::Metrics& metrics_;
   model::Layout layout_;
-  std::vector<float> params_;
-  std::vector<float> gradient_;
+  AlignedVector<float> params_;
+  AlignedVector<float> gradient_;
 };
 
 }  // namespace pstrain::worker
