@@ -2,9 +2,9 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
-#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"

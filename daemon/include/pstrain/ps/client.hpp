@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/cluster/placement.hpp"
+#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/net/channel.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/observe/metrics.hpp"

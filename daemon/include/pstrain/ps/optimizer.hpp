@@ -5,8 +5,8 @@
 #include <memory>
 #include <vector>
 
-#include "pstrain/common/bytes.hpp"
 #include "pstrain/common/aligned_vector.hpp"
+#include "pstrain/common/bytes.hpp"
 #include "pstrain/config/config.hpp"
 
 namespace pstrain::ps {
