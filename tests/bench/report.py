@@ -96,8 +96,9 @@ for batch in (100, 10):
               f"run by run: {' '.join(f'{p:.2f}' for p in pairs)}")
 compute = rate("compute-only")
 if compute and rate("scale-b100-1x2"):
-    # Which of the VM's phases the run met: when system calls and context switches are dear,
-    # 2 workers fall far below their compute bound and 8 workers overtake them.
+    # How the run's 2-worker shape fared against its compute bound: low when the VM ran slow or
+    # the scheduler kept workers off the cores of the ps threads serving them, the runs where
+    # 8 workers overtake 2 (README, Measured).
     print(f"1 ps + 2 workers at batch 100 ran at {rate('scale-b100-1x2') / (2 * compute):.2f} of "
           "twice the one-process compute rate")
 
