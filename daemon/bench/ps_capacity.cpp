@@ -1,9 +1,9 @@
 // Measures what one ps absorbs: N clients that only push (no compute) against a running
 // `pstrain run --role ps`, next to two floors measured here on the same machine:
 // - the memory-traffic floor: the bytes a push must move through memory (per parameter: the
-//   socket read's copy 8, Adam 28 (gradient, both moments and the parameter read, three
-//   written), the answer's copy 8, the socket write's copy 8: 52 bytes) at the bandwidth of a
-//   large memcpy;
+//   socket read's copy 8, Adam 28 (gradient, both moments and the parameter read, the moments
+//   and the next parameters written, straight into the answer), the socket write's copy 8:
+//   44 bytes) at the bandwidth of a large memcpy;
 // - the in-cache floor: the same copies and the optimizer step as a loop in this process, the
 //   working set in cache, without network, locks or system calls.
 // With --ps-pid, also the ps's CPU time over the pushing, so a client side that saturates its
@@ -50,7 +50,7 @@ std::string takeFlag(std::vector<std::string>& args, const std::string& name) {
   throw ConfigError("missing " + name);
 }
 
-constexpr double kBytesPerParameter = 52;
+constexpr double kBytesPerParameter = 44;
 
 // Bytes per second through memory: the best of a few copies of a buffer far larger than caches.
 double memoryBandwidth() {
@@ -80,16 +80,16 @@ double cpuSeconds(const std::string& pid) {
 }
 
 double inCachePushesPerSecond(size_t count, const config::Config& settings) {
-  std::vector<float> wire(count, 1e-3f), gradient(count), params(count, 0.1f), reply(count),
+  std::vector<float> wire(count, 1e-3f), gradient(count), params(count, 0.1f), next(count),
       sent(count);
   auto optimizer = ps::makeOptimizer(settings.optimizer, count, settings.learningRate);
   const auto start = std::chrono::steady_clock::now();
   std::uint64_t pushes = 0;
   while (secondsSince(start) < 1.0) {
     std::memcpy(gradient.data(), wire.data(), count * sizeof(float));   // socket read
-    optimizer->apply(params.data(), gradient.data(), count);           // the step
-    std::memcpy(reply.data(), params.data(), count * sizeof(float));   // the answer
-    std::memcpy(sent.data(), reply.data(), count * sizeof(float));     // socket write
+    optimizer->apply(params.data(), next.data(), gradient.data(), count);  // into the answer
+    std::memcpy(sent.data(), next.data(), count * sizeof(float));          // socket write
+    params.swap(next);
     ++pushes;
   }
   return double(pushes) / secondsSince(start);
@@ -108,7 +108,7 @@ double optimizerMicrosPerStep(size_t count, const config::Config& settings, size
   size_t applied = 0;
   while (secondsSince(start) < 0.5) {
     optimizer->beginSteps(together);
-    optimizer->applySteps(params.data(), steps.data(), 0, count);
+    optimizer->applySteps(params.data(), params.data(), steps.data(), 0, count);
     applied += together;
   }
   return 1e6 * secondsSince(start) / double(applied);

@@ -19,8 +19,8 @@ ShardRange shardRange(size_t parameterCount, int shards, int index) {
   return ShardRange{begin, end - begin};
 }
 
-// One push or read waiting to be served: a read has no gradient. Its thread sleeps on its own
-// condition until its batch wants it, so a batch wakes only the threads it concerns.
+// One push waiting to be served. Its thread sleeps on its own condition until its batch wants
+// it, so a batch wakes only the threads it concerns.
 struct Shard::Request {
   explicit Request(const float* g) : gradient(g) {}
   const float* gradient;
@@ -36,7 +36,8 @@ struct Shard::Request {
 struct Shard::Batch {
   std::vector<Request*> requests;
   std::vector<const float*> gradients;  // of the requests applied, in order
-  float* out = nullptr;                 // the parameters after the batch, every answer's
+  const float* in = nullptr;            // the parameters before the batch
+  std::shared_ptr<float> out;           // the parameters after it, every answer's
   size_t blocks = 0;
   std::atomic<size_t> nextBlock{0};
   std::atomic<size_t> blocksDone{0};
@@ -44,12 +45,16 @@ struct Shard::Batch {
 };
 
 Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options)
-    : params_(initial.begin(), initial.end()),
+    : size_(initial.size()),
       optimizer_(std::move(optimizer)),
       options_(options),
-      answers_(BufferPool::create(params_.size())),
-      gradientSum_(options.syncWorkers > 0 ? params_.size() : 0, 0.0f),
-      contributed_(size_t(std::max(options.syncWorkers, 0)), false) {}
+      buffers_(BufferPool::create(size_)),
+      gradientSum_(options.syncWorkers > 0 ? size_ : 0, 0.0f),
+      contributed_(size_t(std::max(options.syncWorkers, 0)), false) {
+  auto params = buffers_->take();
+  std::copy(initial.begin(), initial.end(), params.get());
+  params_ = std::move(params);
+}
 
 Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged) const {
   return StepResult{globalStep_, applied, advanced, globalStep_ >= options_.trainSteps, averaged,
@@ -61,7 +66,12 @@ Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient) {
   return pushAsync(gradient);
 }
 
-Shard::StepResult Shard::read() { return pushAsync(nullptr); }
+Shard::StepResult Shard::read() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto result = resultLocked(false, false, 0);
+  result.params = params_;
+  return result;
+}
 
 Shard::StepResult Shard::pushAsync(const float* gradient) {
   Request request(gradient);
@@ -96,26 +106,29 @@ void Shard::startBatches(Request* self) {
       waiting_.pop_front();
       request->batch = batch;
       batch->requests.push_back(request);
-      if (request->gradient && !closed_ && globalStep_ < options_.trainSteps) {
+      if (!closed_ && globalStep_ < options_.trainSteps) {
         batch->gradients.push_back(request->gradient);
         ++globalStep_;
         request->result = resultLocked(true, true, 1);
       }
     }
-    // Every answer carries the parameters after the whole batch, which is at least as new.
-    auto buffer = answers_->take();
-    batch->out = buffer.get();
-    const Params params = std::move(buffer);
+    batch->blocks = (size_ + kBlock - 1) / kBlock;
+    const bool applies = !batch->gradients.empty() && batch->blocks > 0;
+    // An update writes the next parameters into a buffer of their own, which every answer of the
+    // batch carries: the parameters after the whole batch, at least as new as its own step.
+    if (applies) {
+      batch->in = params_.get();
+      batch->out = buffers_->take();
+    }
     for (Request* request : batch->requests) {
       if (!request->result.applied) request->result = resultLocked(false, false, 0);
-      request->result.params = params;
+      request->result.params = applies ? Params(batch->out) : params_;
     }
-    if (!batch->gradients.empty()) optimizer_->beginSteps(batch->gradients.size());
-    batch->blocks = (params_.size() + kBlock - 1) / kBlock;
-    if (batch->blocks == 0) {
+    if (!applies) {
       finishBatch(*batch, self);
       continue;
     }
+    optimizer_->beginSteps(batch->gradients.size());
     inFlight_ = batch;
     // A thread that is awake already applies the batch; otherwise the first request's is woken.
     const auto& requests = batch->requests;
@@ -130,14 +143,12 @@ void Shard::startBatches(Request* self) {
 void Shard::applyBlocks(Batch& batch, Request* self) {
   for (size_t block; (block = batch.nextBlock.fetch_add(1)) < batch.blocks;) {
     const size_t begin = block * kBlock;
-    const size_t end = std::min(begin + kBlock, params_.size());
-    if (!batch.gradients.empty()) {
-      optimizer_->applySteps(params_.data(), batch.gradients.data(), begin, end);
-    }
-    std::copy(params_.begin() + long(begin), params_.begin() + long(end), batch.out + begin);
+    const size_t end = std::min(begin + kBlock, size_);
+    optimizer_->applySteps(batch.in, batch.out.get(), batch.gradients.data(), begin, end);
     if (batch.blocksDone.fetch_add(1, std::memory_order_acq_rel) + 1 == batch.blocks) {
       std::lock_guard<std::mutex> lock(mutex_);
       inFlight_.reset();
+      params_ = batch.out;
       finishBatch(batch, self);
       startBatches(self);
     }
@@ -162,7 +173,7 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
   if (!over()) {
     const float* __restrict g = gradient;
     float* __restrict sum = gradientSum_.data();
-    for (size_t i = 0, n = params_.size(); i < n; ++i) sum[i] += g[i];
+    for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
     contributed_[worker] = true;
     if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
     const auto step = globalStep_;
@@ -181,16 +192,16 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
       result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     }
   }
-  auto out = answers_->take();
-  std::copy(params_.begin(), params_.end(), out.get());
-  result.params = std::move(out);
+  result.params = params_;  // of the step this push waited for, or a later one
   return result;
 }
 
 void Shard::completeSyncStep() {
   const float scale = 1.0f / float(arrivals_);
   for (auto& g : gradientSum_) g *= scale;
-  optimizer_->apply(params_.data(), gradientSum_.data(), params_.size());
+  auto next = buffers_->take();
+  optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_);
+  params_ = std::move(next);
   std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
   std::fill(contributed_.begin(), contributed_.end(), false);
   arrivals_ = 0;
@@ -206,7 +217,9 @@ void Shard::close() {
 
 Shard::StepResult Shard::state() const {
   std::lock_guard<std::mutex> lock(mutex_);
-  return resultLocked(false, false, 0);
+  auto result = resultLocked(false, false, 0);
+  result.params = params_;
+  return result;
 }
 
 Shard::Snapshot Shard::serialize() const {
@@ -215,7 +228,7 @@ Shard::Snapshot Shard::serialize() const {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
   snapshot.globalStep = globalStep_;
-  out.put(std::uint64_t(params_.size())).putFloats(params_.data(), params_.size());
+  out.put(std::uint64_t(size_)).putFloats(params_.get(), size_);
   optimizer_->save(out);
   return snapshot;
 }
@@ -224,10 +237,13 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   ByteReader in(bytes.data(), bytes.size());
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
-  if (in.get<std::uint64_t>() != params_.size()) throw DecodeError("shard size differs");
-  in.getFloats(params_.data(), params_.size());
+  if (in.get<std::uint64_t>() != size_) throw DecodeError("shard size differs");
+  // Answers already sent may still carry the current buffer: the restored values get their own.
+  auto restored = buffers_->take();
+  in.getFloats(restored.get(), size_);
   optimizer_->restore(in);
   in.expectEnd();
+  params_ = std::move(restored);
   globalStep_ = globalStep;
 }
 

@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_s
   BOOST_TEST(late.params.get()[0] == float(trainSteps));
 }
 
-BOOST_AUTO_TEST_CASE(adam_steps_applied_together_by_ranges_equal_steps_one_by_one) {
+BOOST_AUTO_TEST_CASE(adam_steps_applied_together_out_of_place_by_ranges_equal_steps_one_by_one) {
   const size_t size = 1000;
   std::vector<std::vector<float>> gradients(3, std::vector<float>(size));
   for (size_t s = 0; s < 3; ++s) {
@@ -99,12 +99,30 @@ BOOST_AUTO_TEST_CASE(adam_steps_applied_together_by_ranges_equal_steps_one_by_on
   for (const auto& gradient : gradients) oneByOne.apply(expected.data(), gradient.data(), size);
 
   Adam together(size, 0.01f);
-  std::vector<float> params(size, 0.5f);
+  const std::vector<float> before(size, 0.5f);
+  std::vector<float> params(size, 0.0f);
   const float* steps[] = {gradients[0].data(), gradients[1].data(), gradients[2].data()};
   together.beginSteps(3);
-  together.applySteps(params.data(), steps, 600, size);  // ranges in any order
-  together.applySteps(params.data(), steps, 0, 600);
+  together.applySteps(before.data(), params.data(), steps, 600, size);  // ranges in any order
+  together.applySteps(before.data(), params.data(), steps, 0, 600);
   BOOST_TEST(params == expected, boost::test_tools::per_element());
+  BOOST_TEST(before == std::vector<float>(size, 0.5f), boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_keeps_the_parameters_it_was_given) {
+  // Answers share the shard's parameters instead of copying them: later steps must not change
+  // what an earlier answer carries, in either mode.
+  for (auto options : {asyncSteps(10), syncSteps(10, 1)}) {
+    Shard shard({1.0f}, std::make_unique<Sgd>(1.0f), options);
+    float g = 1.0f;
+    auto read = shard.read();
+    auto first = shard.push(0, &g);
+    auto second = shard.push(0, &g);
+    BOOST_TEST(*read.params == 1.0f);
+    BOOST_TEST(*first.params == 0.0f);
+    BOOST_TEST(*second.params == -1.0f);
+    BOOST_TEST(*shard.read().params == -1.0f);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {

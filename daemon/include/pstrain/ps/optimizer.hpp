@@ -22,17 +22,21 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  // Makes the next `count` steps (at most kMaxSteps) the ones applySteps() applies.
+  // Makes the next `count` steps (1 to kMaxSteps) the ones applySteps() applies.
   virtual void beginSteps(size_t count) = 0;
-  // Applies the steps begun last, gradients[0] first, to params[begin, end). Thread-safe for
-  // disjoint ranges.
-  virtual void applySteps(float* params, const float* const* gradients, size_t begin,
-                          size_t end) = 0;
+  // Applies the steps begun last, gradients[0] first, to in[begin, end) and writes the result to
+  // out[begin, end): in place when `in` is `out`, otherwise the two must not overlap and `in` is
+  // only read. Thread-safe for disjoint ranges.
+  virtual void applySteps(const float* in, float* out, const float* const* gradients,
+                          size_t begin, size_t end) = 0;
 
-  // One step over the whole vector.
-  void apply(float* params, const float* gradient, size_t size) {
+  // One step over the whole vector, in place or from `in` into `out`.
+  void apply(const float* in, float* out, const float* gradient, size_t size) {
     beginSteps(1);
-    applySteps(params, &gradient, 0, size);
+    applySteps(in, out, &gradient, 0, size);
+  }
+  void apply(float* params, const float* gradient, size_t size) {
+    apply(params, params, gradient, size);
   }
 
   // The optimizer's state, for checkpoints; restore() takes what save() wrote.
@@ -46,7 +50,7 @@ class Sgd : public Optimizer {
  public:
   explicit Sgd(float learningRate) : learningRate_(learningRate) {}
   void beginSteps(size_t count) override { steps_ = count; }
-  void applySteps(float* params, const float* const* gradients, size_t begin,
+  void applySteps(const float* in, float* out, const float* const* gradients, size_t begin,
                   size_t end) override;
   void save(ByteWriter&) const override {}
   void restore(ByteReader&) override {}
@@ -61,7 +65,7 @@ class Adam : public Optimizer {
  public:
   Adam(size_t size, float learningRate);
   void beginSteps(size_t count) override;
-  void applySteps(float* params, const float* const* gradients, size_t begin,
+  void applySteps(const float* in, float* out, const float* const* gradients, size_t begin,
                   size_t end) override;
   void save(ByteWriter& out) const override;
   void restore(ByteReader& in) override;

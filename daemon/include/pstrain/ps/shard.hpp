@@ -30,16 +30,20 @@ ShardRange shardRange(size_t parameterCount, int shards, int index);
 //
 // Asynchronous pushes that arrive together are combined: when no update is under way, every
 // waiting request (up to Optimizer::kMaxSteps) goes into one batch, applied block by block, each
-// block once through the cache for all its gradients, and copied while it is hot into the
-// parameters every answer of the batch shares. Each thread is woken only when its request needs
-// it (to apply its batch, or with its answer): with many connections, no thread wakes to find
-// nothing to do. Each gradient is still its own global step, applied in arrival order, so no step is
-// lost or merged.
+// block once through the cache for all its gradients. Each thread is woken only when its request
+// needs it (to apply its batch, or with its answer): with many connections, no thread wakes to
+// find nothing to do. Each gradient is still its own global step, applied in arrival order, so no
+// step is lost or merged.
+//
+// The parameters are never changed where they are: an update reads them and writes the next ones
+// into a buffer of their own, which becomes the parameters and is what every answer of the
+// update carries. So answers need no copy, and an answer still being sent keeps the parameters
+// it was given.
 class Shard {
  public:
-  // The size() parameters as an update left them, read-only. In asynchronous mode every answer
-  // of a batch shares one copy (one per batch, not per connection). The buffer returns to the
-  // shard's pool when the last answer carrying it has been sent.
+  // The size() parameters as an update left them, read-only: the shard's own, shared by every
+  // answer given while they were current. The buffer returns to the shard's pool once the shard
+  // has moved on and the last answer carrying it has been sent.
   using Params = std::shared_ptr<const float>;
 
   struct StepResult {
@@ -62,7 +66,7 @@ class Shard {
 
   Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options);
 
-  size_t size() const { return params_.size(); }
+  size_t size() const { return size_; }
   std::uint64_t trainSteps() const { return options_.trainSteps; }
 
   // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats from
@@ -70,7 +74,8 @@ class Shard {
   // has reached trainSteps, or the shard is closed, gradients are no longer applied.
   StepResult push(std::uint32_t worker, const float* gradient);
 
-  // Answers with the current parameters.
+  // Answers with the parameters as the last finished update left them: it does not wait for one
+  // under way.
   StepResult read();
 
   StepResult state() const;
@@ -104,10 +109,11 @@ class Shard {
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
-  AlignedVector<float> params_;
+  const size_t size_;
   std::unique_ptr<Optimizer> optimizer_;
   const Options options_;
-  std::shared_ptr<BufferPool> answers_;
+  std::shared_ptr<BufferPool> buffers_;  // the parameters, current and as answers still carry them
+  Params params_;                        // at globalStep_
   std::uint64_t globalStep_ = 0;
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
