@@ -103,7 +103,9 @@ const Kernels& kernels() {
 #if defined(__x86_64__)
     const auto cpu = readCpuFeatures();
     const std::uint32_t usable = cpu ? cpu->usable() : 0;
-    if (usable & kAvx512F) return Kernels{sgdStepAvx512, sgdStepIntoAvx512, adamStepAvx512, adamStepIntoAvx512};
+    if (usable & kAvx512F) {
+      return Kernels{sgdStepAvx512, sgdStepIntoAvx512, adamStepAvx512, adamStepIntoAvx512};
+    }
     if ((usable & kAvx2) && (usable & kFma)) {
       return Kernels{sgdStepAvx2, sgdStepIntoAvx2, adamStepAvx2, adamStepIntoAvx2};
     }
