@@ -91,7 +91,6 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
 
-  limitBlasThreads(cpuLimit());
   ps::Client client(clientOptions(settings, placement.index, placement.ps),
                     cluster::tcpDialer(&metrics.traffic), metrics);
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, metrics);
@@ -144,13 +143,23 @@ int runDaemon(const std::vector<std::string>& args) {
     events.stopped(name);
     return kExitOk;
   });
+  // A worker's BLAS threads are its CPU limit. A ps multiplies factored pushes out on each
+  // connection's own thread: its parallelism is its connections, and OpenBLAS threads of its own
+  // would only wait for work, spinning on sched_yield, which in a pod with a CPU limit spends
+  // the quota the ps needs (200m pods trained 3-4 times slower). Whatever OPENBLAS_NUM_THREADS
+  // says, which `pstrain local` sets for its workers.
+  if (placement.role == Role::kPs) {
+    setBlasThreads(1);
+  } else {
+    limitBlasThreads(cpuLimit());
+  }
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
   log::logger("app")->info(
-      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; pid {}",
+      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; BLAS threads: {}; pid {}",
       PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps,
-      settings.workers, peers, describeBlasCore(), ::getpid());
-  events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse());
+      settings.workers, peers, describeBlasCore(), blasThreads(), ::getpid());
+  events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse(), blasThreads());
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),
                            events);

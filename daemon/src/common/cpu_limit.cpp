@@ -8,6 +8,7 @@
 #include <thread>
 
 extern "C" void openblas_set_num_threads(int threads);
+extern "C" int openblas_get_num_threads();
 
 namespace pstrain {
 namespace {
@@ -35,8 +36,12 @@ int cpuLimit() {
   return quota > 0 ? std::clamp(int(std::ceil(quota)), 1, hardware) : hardware;
 }
 
+void setBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+
 void limitBlasThreads(int threads) {
-  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) openblas_set_num_threads(std::max(1, threads));
+  if (std::getenv("OPENBLAS_NUM_THREADS") == nullptr) setBlasThreads(threads);
 }
+
+int blasThreads() { return openblas_get_num_threads(); }
 
 }  // namespace pstrain

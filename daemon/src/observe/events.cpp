@@ -58,9 +58,10 @@ void Events::record(const char* event, std::initializer_list<Field> fields, bool
   ++last_;
 }
 
-void Events::started(const std::string& version, long pid, const std::string& blasCore) {
+void Events::started(const std::string& version, long pid, const std::string& blasCore,
+                     int blasThreads) {
   record("started", {text("version", version), integer("pid", std::uint64_t(pid)),
-                     text("blasCore", blasCore)});
+                     text("blasCore", blasCore), integer("blasThreads", std::uint64_t(blasThreads))});
 }
 
 void Events::state(State state) { record("state", {text("state", stateName(state))}); }

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "pstrain/app/child_process.hpp"
+#include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
 #include "support/idx_files.hpp"
@@ -126,6 +127,25 @@ BOOST_AUTO_TEST_CASE(fashion_mnist_reaches_085_in_5000_steps) {
   auto summary = parseObject(readText(logs.file("s.json")));
   BOOST_TEST(summary->getValue<long>("global_step") == 5000);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.85);
+}
+
+// OpenBLAS threads that wait for work spin on sched_yield. A ps, which multiplies factored pushes
+// out on each connection's own thread, runs none of its own; a worker runs as many as its share
+// of the CPUs (`pstrain local` gives one worker all of them).
+BOOST_AUTO_TEST_CASE(a_ps_runs_one_blas_thread_and_a_worker_its_share_of_the_cpus) {
+  SyntheticCluster cluster;
+  auto result = runPstrain({"local", "--ps", "1", "--workers", "1", "--data-dir",
+                            cluster.data.path(), "--train-steps", "20", "--batch-size", "10",
+                            "--hidden-units", "32", "--log-dir", cluster.logs.path()});
+  BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
+  auto threadsOf = [&](const std::string& name) {
+    auto started = eventsOf(cluster.logs.file(name), "started");
+    BOOST_REQUIRE(!started.empty());
+    return started.front()->getValue<int>("blasThreads");
+  };
+  const char* chosen = std::getenv("OPENBLAS_NUM_THREADS");
+  BOOST_TEST(threadsOf("ps-0") == 1);
+  BOOST_TEST(threadsOf("worker-0") == (chosen ? std::atoi(chosen) : pstrain::cpuLimit()));
 }
 
 BOOST_AUTO_TEST_CASE(missing_data_dir_is_one_clear_error) {

@@ -42,12 +42,16 @@ func cluster(t *testing.T) {
 	if t.Failed() {
 		return // the checks below would only meet the scenario's deadline
 	}
-	t.Run("every pod: its hostname, values.yml's limits (200m CPU, 125Mi), user 10001, read-only root, no capabilities", func(t *testing.T) {
+	t.Run("every pod: its hostname, values.yml's limits (200m CPU, 125Mi), user 10001, read-only root, no capabilities, one BLAS thread", func(t *testing.T) {
 		for _, pod := range harness.AllPods {
 			got, err := docker(ctx, "inspect", "--format", "{{.Config.Hostname}} cpus={{.HostConfig.NanoCpus}} memory={{.HostConfig.Memory}} user={{.Config.User}} readonly={{.HostConfig.ReadonlyRootfs}} capdrop={{.HostConfig.CapDrop}}", pod)
 			want := pod + " cpus=200000000 memory=131072000 user=10001:10001 readonly=true capdrop=[ALL]"
 			if strings.TrimSpace(got) != want || err != nil {
 				t.Errorf("docker inspect %s: %q (%v), want %q", pod, strings.TrimSpace(got), err, want)
+			}
+			// OpenBLAS threads beyond the CPU limit only wait for work, spinning away the quota.
+			if f, err := harness.PodFacts(c, pod); f.BlasThreads != 1 || err != nil {
+				t.Errorf("%s runs %d BLAS threads (%v), want 1", pod, f.BlasThreads, err)
 			}
 		}
 	})

@@ -95,6 +95,8 @@ type Event struct {
 	hasStep   bool
 	Peer      string `json:"peer"` // "ps HOST:PORT", "worker N"
 	Completed bool   `json:"completed"`
+	// BlasThreads are the threads OpenBLAS uses for a call (started).
+	BlasThreads int `json:"blasThreads"`
 	// Line is the line as the daemon wrote it, to show.
 	Line string `json:"-"`
 }
@@ -156,6 +158,8 @@ func LastProcess(events []Event) []Event {
 type Facts struct {
 	// Starts counts the process's starts (started events of the pod's role and index).
 	Starts int
+	// BlasThreads are the OpenBLAS threads of its last start.
+	BlasThreads int
 	// Others are the processes ("ps 0", "worker 1") other than the pod's with events in its
 	// file: none when the file is the pod's own. The facts below are of the pod's own events.
 	Others []string
@@ -199,6 +203,7 @@ func ReadFacts(pod string, events []Event) Facts {
 		switch e.Event {
 		case "started":
 			f.Starts++
+			f.BlasThreads = e.BlasThreads
 		case "step":
 			f.Steps = append(f.Steps, e.Step)
 			f.StepTimes = append(f.StepTimes, time.UnixMilli(int64(math.Round(e.Time*1000))))

@@ -45,7 +45,7 @@ func TestReadsAWorkersEvents(t *testing.T) {
 func TestReadsAPSEventsAcrossARestart(t *testing.T) {
 	events := readTestdata(t, "ps-1.events.jsonl")
 	f := ReadFacts("mnist-ps-1", events)
-	if f.Starts != 2 || f.Step != 8000 || f.Checkpoint != 8000 || f.RunsEnded != 1 || !f.Stopped ||
+	if f.Starts != 2 || f.BlasThreads != 1 || f.Step != 8000 || f.Checkpoint != 8000 || f.RunsEnded != 1 || !f.Stopped ||
 		len(f.Restored) != 1 || f.Restored[0].Step != 2281 || f.Restored[0].Completed {
 		t.Errorf("%+v", f)
 	}
@@ -119,7 +119,7 @@ func TestTellsAPSByItsDNSName(t *testing.T) {
 
 func TestFindsTheDNSWaitInTheLog(t *testing.T) {
 	// Lines as the daemon writes them (daemon/src/cluster/peer_connector.cpp).
-	const log = `[2026-11-21 11:30:40.000100] [app] pstrain 0.1.0: worker 0 of 2 ps and 2 workers; ps: mnist-ps-0.mnist-ps:9000 mnist-ps-1.mnist-ps:9000; BLAS kernels: Haswell; pid 1
+	const log = `[2026-11-21 11:30:40.000100] [app] pstrain 0.1.0: worker 0 of 2 ps and 2 workers; ps: mnist-ps-0.mnist-ps:9000 mnist-ps-1.mnist-ps:9000; BLAS kernels: Haswell; BLAS threads: 1; pid 1
 [2026-11-21 11:30:40.100000] [cluster] waiting for mnist-ps-1.mnist-ps:9000 (attempt 1): DNS name did not resolve (Host not found)
 [2026-11-21 11:30:41.100000] [cluster] waiting for mnist-ps-1.mnist-ps:9000 (attempt 2): DNS name did not resolve (Host not found)
 `

@@ -7,7 +7,13 @@ namespace pstrain {
 // more threads than its limit lets run, which only adds throttling.
 int cpuLimit();
 
-// Makes OpenBLAS use `threads` threads unless OPENBLAS_NUM_THREADS chooses otherwise.
+// Makes OpenBLAS use `threads` threads for a call.
+void setBlasThreads(int threads);
+
+// The same, unless OPENBLAS_NUM_THREADS chooses otherwise.
 void limitBlasThreads(int threads);
+
+// The threads OpenBLAS uses for a call.
+int blasThreads();
 
 }  // namespace pstrain

@@ -37,7 +37,8 @@ class Events {
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
 
-  void started(const std::string& version, long pid, const std::string& blasCore);
+  void started(const std::string& version, long pid, const std::string& blasCore,
+               int blasThreads);
   void state(State state);
   // A ps accepts workers on `port`.
   void listening(int port);
