@@ -11,9 +11,9 @@ import (
 	"pstrain/tests/e2e/harness"
 )
 
-// A run long enough to last through helm test and two pod deletions: about 40 s at the ~800
-// global steps/s of values.yml's limits, so the new worker 1 has ~20 s to rejoin and train.
-const longRun = 30000
+// A run long enough to last through helm test and two pod deletions: about 50 s at the ~1,250
+// global steps/s of values.yml's limits, so the new worker 1 has ~25 s to rejoin and train.
+const longRun = 60000
 
 // `helm test mnist` while the cluster trains; `kubectl delete pod mnist-ps-1` a fifth into the
 // run: the StatefulSet makes a new mnist-ps-1, which restores its checkpoint; then `kubectl
