@@ -5,7 +5,8 @@
 #      time to 0.85 Fashion-MNIST test accuracy and peak RSS per role, next to the single-process
 #      compute-only bound;
 #   2. scaling: global steps/s for 1 ps with 1, 2, 4, 8 workers and for W/2 ps, at batch 100 and 10
-#      (medians of REPEATS interleaved runs);
+#      (medians of REPEATS interleaved runs), beside 2 and 8 `pstrain single` processes computing at
+#      once: what time-sharing the 2 cores costs 8 processes against 2 with no ps at all;
 #   3. the capacity of one ps on one core (ps_capacity: clients that only push, the ps pinned to
 #      core 0 and the clients to core 1) next to the memory-traffic floor of a push;
 #   4. peers: the same work by PyTorch (a parameter server over torch.distributed.rpc, and one
@@ -49,6 +50,20 @@ run() {
   "$bin" "$@" --log-dir "$dir" --summary-json "$dir.json" >/dev/null
 }
 
+# alone NAME REPEAT N ARGS...: N `pstrain single` runs at once, their summaries in
+# $work/NAME.REPEAT/<i>.json.
+alone() {
+  local name=$1 repeat=$2 n=$3
+  shift 3
+  local dir="$work/$name.$repeat" pids=()
+  mkdir -p "$dir"
+  for i in $(seq "$n"); do
+    "$bin" single "$@" --summary-json "$dir/$i.json" >/dev/null &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid"; done
+}
+
 # torch NAME REPEAT SCRIPT ARGS...: the PyTorch peer's run, its summary in $work/NAME.REPEAT.json.
 torch() {
   local name=$1 repeat=$2 script=$3
@@ -80,6 +95,11 @@ for r in $(seq "$repeats"); do
     for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
       run "scale-b$batch-$shape" "$r" local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
         --batch-size "$batch" --train-steps "$steps" --eval-every-steps 0 --data-dir "$data"
+    done
+    # Each process trains as long as one of 1 ps + 2 workers' workers.
+    for n in 2 8; do
+      alone "alone-b$batch-$n" "$r" "$n" "${model[@]}" --batch-size "$batch" \
+        --train-steps $((steps / 2)) --data-dir "$data"
     done
   done
 done

@@ -30,6 +30,12 @@ def rate(name):
     return median(r.get("global_steps_per_s") for r in runs(name))
 
 
+def together(name):
+    """The summed steps/s of the processes of each run of NAME (bench.sh's alone), one per run."""
+    return [sum(json.load(open(path))["global_steps_per_s"] for path in glob.glob(f"{run}/*.json"))
+            for run in sorted(glob.glob(f"{work}/{name}.*/"))]
+
+
 def fmt(value, pattern):
     return "-" if value is None else pattern.format(value)
 
@@ -94,6 +100,13 @@ for batch in (100, 10):
                  for t, e in zip(runs(f"scale-b{batch}-1x2"), runs(f"scale-b{batch}-1x8"))]
         print(f"        1 ps: 8 workers / 2 workers = {one_eight / one_two:.2f}   (goal >= 1); "
               f"run by run: {' '.join(f'{p:.2f}' for p in pairs)}")
+    two, eight = together(f"alone-b{batch}-2"), together(f"alone-b{batch}-8")
+    if two and eight:
+        # No ps, no network: what the cores give 8 processes against 2, the most 8 workers / 2
+        # workers can reach on this machine unless the ps does less work per step for 8.
+        print(f"        no ps: 8 processes / 2 processes computing at once = "
+              f"{median(eight) / median(two):.2f} ({median(two):.0f} and {median(eight):.0f} steps/s); "
+              f"run by run: {' '.join(f'{e / t:.2f}' for t, e in zip(two, eight))}")
 compute = rate("compute-only")
 if compute and rate("scale-b100-1x2"):
     # How the run's 2-worker shape fared against its compute bound: low when the VM ran slow or
