@@ -156,7 +156,8 @@ int runDaemon(const std::vector<std::string>& args) {
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
   log::logger("app")->info(
-      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; BLAS threads: {}; pid {}",
+      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; BLAS threads: {}; "
+      "pid {}",
       PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps,
       settings.workers, peers, describeBlasCore(), blasThreads(), ::getpid());
   events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse(), blasThreads());

@@ -61,7 +61,8 @@ void Events::record(const char* event, std::initializer_list<Field> fields, bool
 void Events::started(const std::string& version, long pid, const std::string& blasCore,
                      int blasThreads) {
   record("started", {text("version", version), integer("pid", std::uint64_t(pid)),
-                     text("blasCore", blasCore), integer("blasThreads", std::uint64_t(blasThreads))});
+                     text("blasCore", blasCore),
+                     integer("blasThreads", std::uint64_t(blasThreads))});
 }
 
 void Events::state(State state) { record("state", {text("state", stateName(state))}); }
