@@ -11,8 +11,9 @@ import (
 	"pstrain/tests/e2e/harness"
 )
 
-// A run long enough to last through helm test and two pod deletions: about 50 s at the ~1,250
-// global steps/s of values.yml's limits, so the new worker 1 has ~25 s to rejoin and train.
+// A run long enough to last through helm test and two pod deletions: at values.yml's limits, with
+// this test's and the upgrade test's releases training side by side on 2 cores, it took 130 s
+// here, pod restarts included, and the new worker 1 has tens of seconds to rejoin and train.
 const longRun = 60000
 
 // `helm test mnist` while the cluster trains; `kubectl delete pod mnist-ps-1` a fifth into the
