@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "pstrain/common/blas_core.hpp"
+#include "pstrain/common/cpu_limit.hpp"
 
 namespace pstrain::observe {
 namespace {
@@ -202,6 +203,7 @@ std::string Metrics::statusJson() const {
   }
   json.set("peers", peers);
   json.set("blas_core", blasCore_);
+  json.set("blas_threads", blasThreads());
   if (role_ == Role::kPs) json.set("workers", workers.json());
   std::ostringstream out;
   json.stringify(out);

@@ -138,6 +138,7 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
   BOOST_REQUIRE(psStatus);
   BOOST_TEST(psStatus->getValue<std::string>("role") == "ps");
   BOOST_TEST(psStatus->getValue<std::string>("state") == "training");
+  BOOST_TEST(psStatus->getValue<int>("blas_threads") == 1);  // its parallelism is its connections
   auto roster = psStatus->getArray("workers");
   BOOST_REQUIRE_EQUAL(roster->size(), 1u);
   BOOST_TEST(roster->getObject(0)->getValue<int>("index") == 0);
