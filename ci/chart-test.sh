@@ -263,19 +263,22 @@ refused "helm template: a 45-character release name, whose ServiceMonitor's name
 run "helm template: a 44-character release name" helm template a-release-name-of-forty-four-characters-long chart
 
 echo "== contract and documentation"
-# Every key the chart writes into the daemon's file is one the daemon documents (README.md,
-# "Configuration"); the daemon refuses a file with any other key.
+# Every key the chart writes into the daemon's file is one the daemon documents
+# (docs/operations.md, "Configuration"); the daemon refuses a file with any other key.
 config_keys() {
   helm template mnist chart --values values.yml --show-only templates/configmap.yaml |
     sed -n '/pstrain.yaml: |/,$p' | sed -n 's/^    \([A-Za-z]*\):.*/\1/p'
 }
-daemon_keys() { sed -n '/^## Configuration/,/^## /p' README.md | sed -n 's/^| `\([A-Za-z]*\)` |.*/\1/p'; }
+reference="docs/operations.md's Configuration table"
+daemon_keys() {
+  sed -n '/^## Configuration/,/^## /p' docs/operations.md | sed -n 's/^| `\([A-Za-z]*\)` |.*/\1/p'
+}
 if ! keys="$(config_keys)" || [ -z "$keys" ]; then
   fail "daemon configuration keys: the ConfigMap did not render"
 elif unknown="$(grep -vxF -f <(daemon_keys) <<<"$keys")"; then
-  fail "daemon configuration keys: not in README.md's Configuration table" "$unknown"
+  fail "daemon configuration keys: not in $reference" "$unknown"
 else
-  pass "daemon configuration keys ($(wc -l <<<"$keys")) are all in README.md's Configuration table"
+  pass "daemon configuration keys ($(wc -l <<<"$keys")) are all in $reference"
 fi
 run "every value is documented in values.yaml and chart/README.md" valuesdoc chart
 

@@ -111,7 +111,7 @@ compute = rate("compute-only")
 if compute and rate("scale-b100-1x2"):
     # How the run's 2-worker shape fared against its compute bound: low when the VM ran slow or
     # the scheduler kept workers off the cores of the ps threads serving them, the runs where
-    # 8 workers overtake 2 (README, Measured).
+    # 8 workers overtake 2 (docs/benchmarks.md, Measured).
     print(f"1 ps + 2 workers at batch 100 ran at {rate('scale-b100-1x2') / (2 * compute):.2f} of "
           "twice the one-process compute rate")
 

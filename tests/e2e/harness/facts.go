@@ -15,9 +15,9 @@ import (
 )
 
 // This file is the one place that reads what the daemon reports about a run: each pod's
-// events.jsonl on the node (README "Events"), and worker 0's result.json. The log lines are for
-// people: only what a scenario shows a person (Tails) or what no event says (WaitingForDNS) is
-// read from deploy.log.
+// events.jsonl on the node (docs/operations.md, "Events"), and worker 0's result.json. The log
+// lines are for people: only what a scenario shows a person (Tails) or what no event says
+// (WaitingForDNS) is read from deploy.log.
 
 // PodEvents is the pod's events file, as values.yml mounts its log directory.
 const PodEvents = "/tmp/mnist-log/events.jsonl"

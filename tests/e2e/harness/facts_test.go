@@ -72,7 +72,8 @@ func TestFindsEventsOfAnotherProcess(t *testing.T) {
 }
 
 func TestReadsACompletedRun(t *testing.T) {
-	// As README "Events" describes the event, no run here having found its run completed.
+	// As docs/operations.md, "Events", describes the event, no run here having found its run
+	// completed.
 	events, err := ReadEvents([]byte(`{"time":1795260643.153,"role":"worker","index":1,"event":"alreadyCompleted","step":3000}` + "\n"))
 	if f := ReadFacts("mnist-worker-1", events); err != nil || !f.CompletedAlready || f.Step != 3000 || f.RunsEnded != 0 {
 		t.Errorf("%+v %v", f, err)

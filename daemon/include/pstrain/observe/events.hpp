@@ -24,7 +24,7 @@ std::string stateName(State state);
 // `events.jsonl` beside deploy.log, and the latest events in memory for GET /events. The plot,
 // the tests and the page read these; people read deploy.log, whose wording may change.
 // Every object has time (Unix seconds), role, index and event, then the event's own fields;
-// the methods below are the one place that names events and fields (README.md, "Events").
+// the methods below are the one place that names events and fields (docs/operations.md, "Events").
 // Safe to call from any thread.
 class Events {
  public:
