@@ -181,6 +181,11 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
                                        std::to_string(ports[size_t(childCount + i)]),
                                        "--log-dir", dir, "--log-to-stdout", "false"};
     argv.insert(argv.end(), placement.begin(), placement.end());
+    // The processes share this machine's cores: more workers computing at once than there are
+    // cores only makes each compute on older parameters (ps::StepGate).
+    if (settings.concurrentWorkers == config::Config::kUnset) {
+      argv.insert(argv.end(), {"--concurrent-workers", std::to_string(cpuLimit())});
+    }
     if (settings.authKeyFile.empty()) {
       argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
     }

@@ -1,5 +1,6 @@
 #include "pstrain/app/role_options.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "pstrain/model/layout.hpp"
@@ -22,6 +23,8 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.workers = settings.workers;
   options.shard.trainSteps = std::uint64_t(settings.trainSteps);
   options.shard.syncWorkers = settings.sync ? settings.workers : 0;
+  // ps 0 alone holds answers back, so every worker's place is decided in one spot.
+  options.concurrentWorkers = index == 0 && !settings.sync ? std::max(settings.concurrentWorkers, 0) : 0;
   options.shard.syncTimeout =
       std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
   options.authKey = net::loadAuthKey(settings.authKeyFile);

@@ -217,6 +217,10 @@ const std::vector<Key>& keys() {
        [](const Config& c) { return part("optimizer", int(c.optimizer)); }},
       {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },
        "synchronous training", Kind::kBool, [](const Config& c) { return part("sync", c.sync); }},
+      {"concurrentWorkers",
+       [](Config& c, const std::string& v) { c.concurrentWorkers = int(parseInt(v, 0, 100000)); },
+       "asynchronous mode: at most this many workers compute at once, the others wait for "
+       "fresh parameters (0: all; pstrain local: its CPUs)"},
       {"logEverySteps",
        [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
        "progress line every N steps"},

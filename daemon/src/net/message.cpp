@@ -167,6 +167,7 @@ std::vector<std::uint8_t> encode(const Push& m) {
 std::vector<std::uint8_t> encode(const Params& m) {
   return fields([&](ByteWriter& w) {
     w.put(m.globalStep).put(std::uint8_t(m.applied)).put(std::uint8_t(m.done)).put(m.serviceMicros);
+    w.put(std::uint8_t(m.held));
   });
 }
 
@@ -235,7 +236,8 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
     auto globalStep = r.get<std::uint64_t>();
     auto applied = flagFromByte(r.get<std::uint8_t>());
     auto done = flagFromByte(r.get<std::uint8_t>());
-    return Params{globalStep, applied, done, r.get<std::uint32_t>()};
+    auto serviceMicros = r.get<std::uint32_t>();
+    return Params{globalStep, applied, done, serviceMicros, flagFromByte(r.get<std::uint8_t>())};
   });
 }
 

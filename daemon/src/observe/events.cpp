@@ -70,11 +70,15 @@ void Events::state(State state) { record("state", {text("state", stateName(state
 void Events::listening(int port) { record("listening", {integer("port", std::uint64_t(port))}); }
 
 void Events::step(std::uint64_t globalStep, float loss, std::uint32_t worker,
-                  std::uint64_t localStep) {
+                  std::uint64_t localStep, double staleness) {
   record("step",
          {integer("step", globalStep), number("loss", double(loss)), integer("worker", worker),
-          integer("localStep", localStep)},
+          integer("localStep", localStep), number("staleness", staleness)},
          false);
+}
+
+void Events::staleness(std::uint64_t pushes, double mean, double p99) {
+  record("staleness", {integer("pushes", pushes), number("mean", mean), number("p99", p99)});
 }
 
 void Events::workerStep(std::uint64_t localStep, std::uint64_t globalStep, float loss) {

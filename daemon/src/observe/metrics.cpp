@@ -38,9 +38,14 @@ prometheus::Counter& counter(prometheus::Registry& r, const prometheus::Labels& 
   return family(prometheus::BuildCounter(), r, l, name, help).Add({});
 }
 
+// Bounds of the staleness histogram, in global steps.
+const prometheus::Histogram::BucketBoundaries kStalenessBounds{0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64};
+
 prometheus::Histogram& histogram(prometheus::Registry& r, const prometheus::Labels& l,
-                                 const char* name, const char* help) {
-  return family(prometheus::BuildHistogram(), r, l, name, help).Add({}, kLatencyBounds);
+                                 const char* name, const char* help,
+                                 const prometheus::Histogram::BucketBoundaries& bounds =
+                                     kLatencyBounds) {
+  return family(prometheus::BuildHistogram(), r, l, name, help).Add({}, bounds);
 }
 
 // Brings a counter up to a total counted elsewhere.
@@ -71,7 +76,11 @@ struct Metrics::Exposed {
                          "Connections closed for a protocol or authentication fault.")),
         pushSeconds(histogram(r, l, "pstrain_push_seconds",
                               "Push latency: round trip (worker), apply (ps).")),
-        pullSeconds(histogram(r, l, "pstrain_pull_seconds", "Pull latency.")) {
+        pullSeconds(histogram(r, l, "pstrain_pull_seconds", "Pull latency.")),
+        staleness(histogram(r, l, "pstrain_push_staleness_steps",
+                            "Global steps applied between the parameters a push's gradient was "
+                            "computed on and the push (ps).",
+                            kStalenessBounds)) {
     family(prometheus::BuildGauge(), r, l, "pstrain_build_info",
            "1, labelled with the version and BLAS kernels.")
         .Add({{"blas_core", blasCore}, {"version", PSTRAIN_VERSION}})
@@ -91,6 +100,7 @@ struct Metrics::Exposed {
   prometheus::Counter& rejected;
   prometheus::Histogram& pushSeconds;
   prometheus::Histogram& pullSeconds;
+  prometheus::Histogram& staleness;
 };
 
 Metrics::Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& events)
@@ -114,6 +124,20 @@ Metrics::~Metrics() = default;
 
 prometheus::Histogram& Metrics::pushSeconds() { return exposed_->pushSeconds; }
 prometheus::Histogram& Metrics::pullSeconds() { return exposed_->pullSeconds; }
+prometheus::Histogram& Metrics::staleness() { return exposed_->staleness; }
+
+Metrics::Staleness Metrics::stalenessSummary() const {
+  const auto metric = exposed_->staleness.Collect().histogram;
+  Staleness summary;
+  summary.pushes = metric.sample_count;
+  if (summary.pushes == 0) return summary;
+  summary.mean = metric.sample_sum / double(summary.pushes);
+  for (const auto& bucket : metric.bucket) {
+    summary.p99 = bucket.upper_bound;
+    if (double(bucket.cumulative_count) >= 0.99 * double(summary.pushes)) break;
+  }
+  return summary;
+}
 
 void Metrics::setState(State state) {
   if (state_.exchange(state) != state) events_.state(state);
@@ -204,7 +228,16 @@ std::string Metrics::statusJson() const {
   json.set("peers", peers);
   json.set("blas_core", blasCore_);
   json.set("blas_threads", blasThreads());
-  if (role_ == Role::kPs) json.set("workers", workers.json());
+  if (role_ == Role::kPs) {
+    json.set("workers", workers.json());
+    const auto staleness = stalenessSummary();
+    if (staleness.pushes > 0) {
+      Poco::JSON::Object summary(Poco::JSON_PRESERVE_KEY_ORDER);
+      summary.set("mean", staleness.mean);
+      summary.set("p99", staleness.p99);
+      json.set("staleness", summary);
+    }
+  }
   std::ostringstream out;
   json.stringify(out);
   return out.str();

@@ -100,6 +100,8 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
   link.channel->receiveValues(params + link.shard.offset, link.shard.count);
   link.globalStep = answer.globalStep;
   link.done = answer.done;
+  link.held = answer.held;
+  exchange.held = exchange.held || answer.held;
   exchange.applied = exchange.applied || answer.applied;
   exchange.serviceSeconds = std::max(exchange.serviceSeconds, answer.serviceMicros * 1e-6);
 }
@@ -134,7 +136,7 @@ void Client::post(net::MessageType type, const std::vector<std::uint8_t>& fields
   }
 }
 
-Client::Exchange Client::collect(float* params) {
+Client::Exchange Client::receiveAnswers(float* params) {
   Exchange exchange;
   for (auto& link : links_) {
     if (!link.awaiting) continue;
@@ -154,6 +156,26 @@ Client::Exchange Client::collect(float* params) {
   }
   exchange.globalStep = UINT64_MAX;
   for (const auto& link : links_) exchange.globalStep = std::min(exchange.globalStep, link.globalStep);
+  return exchange;
+}
+
+Client::Exchange Client::collect(float* params) {
+  auto exchange = receiveAnswers(params);
+  if (!exchange.held) return exchange;
+  for (auto& link : links_) {
+    if (link.held || link.done) continue;
+    try {
+      link.channel->send(net::MessageType::kPull);
+      link.awaiting = true;
+    } catch (const ProtocolError&) {
+      throw;
+    } catch (const PeerError& e) {
+      link.failure = e.what();
+    }
+  }
+  const auto fresh = receiveAnswers(params);
+  exchange.globalStep = fresh.globalStep;
+  exchange.serviceSeconds = std::max(exchange.serviceSeconds, fresh.serviceSeconds);
   return exchange;
 }
 

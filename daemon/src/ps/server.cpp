@@ -19,6 +19,7 @@ Server::Server(ServerOptions options, observe::Metrics& metrics)
     : options_(std::move(options)),
       metrics_(metrics),
       shard_(std::move(options_.initial), std::move(options_.optimizer), options_.shard),
+      gate_(options_.concurrentWorkers),
       gradients_(BufferPool::create(options_.range.count)) {
   restoreCheckpoint();
   metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
@@ -95,6 +96,7 @@ void Server::checkpoint() {
 
 void Server::stop() {
   shard_.close();
+  gate_.open();
   checkpoint();
 }
 
@@ -134,23 +136,37 @@ void Server::serve(net::Channel& channel) {
                channel.peerName(), state.globalStep);
   metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
 
-  // Answers a pull or a push with the parameters after it, and how long the ps held it.
-  auto answer = [&](const Shard::StepResult& result, double seconds) {
+  // The step of the parameters this worker was sent last: its next gradient's.
+  std::uint64_t sentStep = state.paramsStep;
+  // Inside the gate from an answer until the worker's next request.
+  StepGate::Place place(gate_);
+  // Answers a pull or a push with the parameters after it, and how long the ps held it (since
+  // `start`). An answer that waited at the gate carries the parameters as they are when it goes.
+  auto answer = [&](Shard::StepResult result, std::chrono::steady_clock::time_point start) {
+    const bool held = !result.done && place.enter();
+    if (held) {
+      auto now = shard_.read();
+      result.params = std::move(now.params);
+      result.paramsStep = now.paramsStep;
+    }
+    sentStep = result.paramsStep;
     channel.send(net::MessageType::kParams,
                  net::encode(net::Params{result.globalStep, result.applied, result.done,
-                                         std::uint32_t(seconds * 1e6)}),
+                                         std::uint32_t(secondsSince(start) * 1e6), held}),
                  result.params.get(), shard_.size());
   };
   std::optional<PushEncoding> encoding;  // of this worker's latest push
   for (;;) {
     const auto& frame = channel.receive();
+    // The worker's step is over once its next request is here (a push: once it is applied).
+    if (frame.type != net::MessageType::kPush) place.leave();
     switch (frame.type) {
       case net::MessageType::kPull: {
         const auto start = std::chrono::steady_clock::now();
         auto result = shard_.read();
         const double seconds = secondsSince(start);
         metrics_.pullSeconds().Observe(seconds);
-        answer(result, seconds);
+        answer(std::move(result), start);
         break;
       }
       case net::MessageType::kPush: {
@@ -168,11 +184,16 @@ void Server::serve(net::Channel& channel) {
           encoding->decode(values.get(), gradient.get());
         }
         const auto start = std::chrono::steady_clock::now();
-        auto result = shard_.push(worker, gradient.get());
+        auto result = shard_.push(worker, gradient.get(), sentStep);
+        place.leave();
         gradient.reset();
         const double seconds = secondsSince(start);
         metrics_.pushSeconds().Observe(seconds);
-        answer(result, seconds);
+        if (result.applied) {
+          metrics_.staleness().Observe(double(result.staleness));
+          stalenessSince_.add(result.staleness);
+        }
+        answer(result, start);
         metrics_.workers.stepped(worker, push.localStep);
         if (result.advanced) logStep(result, push.localStep, push.loss, worker);
         break;
@@ -246,13 +267,18 @@ void Server::logStep(const Shard::StepResult& result, std::uint64_t localStep, f
   if (result.globalStep % std::uint64_t(options_.logEverySteps) == 0 || result.done) {
     logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})",
                  options_.index, result.globalStep, worker, localStep, loss);
-    metrics_.events().step(result.globalStep, loss, worker, localStep);
+    metrics_.events().step(result.globalStep, loss, worker, localStep, stalenessSince_.take());
   }
   if (result.done) {
     const double elapsed = secondsSince(startTime_);
+    const auto staleness = metrics_.stalenessSummary();
+    logger->info("PS {}: a push's gradient was {:.2f} global steps old on average (99% within {})",
+                 options_.index, staleness.mean, staleness.p99);
+    metrics_.events().staleness(staleness.pushes, staleness.mean, staleness.p99);
     logger->info("Training ends @ {:.6f}", unixTime());
     logger->info("Training elapsed time: {:.6f} s", elapsed);
     metrics_.events().done(result.globalStep, elapsed);
+    gate_.open();
     metrics_.setState(observe::State::kCompleted);
     checkpoint();
     log::flush();

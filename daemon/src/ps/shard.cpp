@@ -22,8 +22,9 @@ ShardRange shardRange(size_t parameterCount, int shards, int index) {
 // One push waiting to be served. Its thread sleeps on its own condition until its batch wants
 // it, so a batch wakes only the threads it concerns.
 struct Shard::Request {
-  explicit Request(const float* g) : gradient(g) {}
+  Request(const float* g, std::uint64_t b) : gradient(g), basedOn(b) {}
   const float* gradient;
+  std::uint64_t basedOn;
   std::shared_ptr<Batch> batch;  // set when taken into a batch
   bool applies = false;          // this request's thread applies its batch
   std::condition_variable woken;
@@ -38,6 +39,7 @@ struct Shard::Batch {
   std::vector<const float*> gradients;  // of the requests applied, in order
   const float* in = nullptr;            // the parameters before the batch
   std::shared_ptr<float> out;           // the parameters after it, every answer's
+  std::uint64_t outStep = 0;            // the global step `out` is at
   size_t blocks = 0;
   std::atomic<size_t> nextBlock{0};
   std::atomic<size_t> blocksDone{0};
@@ -61,20 +63,22 @@ Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged)
                     nullptr};
 }
 
-Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient) {
-  if (options_.syncWorkers > 0) return pushSync(worker, gradient);
-  return pushAsync(gradient);
+Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient,
+                              std::uint64_t basedOn) {
+  if (options_.syncWorkers > 0) return pushSync(worker, gradient, basedOn);
+  return pushAsync(gradient, basedOn);
 }
 
 Shard::StepResult Shard::read() {
   std::lock_guard<std::mutex> lock(mutex_);
   auto result = resultLocked(false, false, 0);
   result.params = params_;
+  result.paramsStep = paramsStep_;
   return result;
 }
 
-Shard::StepResult Shard::pushAsync(const float* gradient) {
-  Request request(gradient);
+Shard::StepResult Shard::pushAsync(const float* gradient, std::uint64_t basedOn) {
+  Request request(gradient, basedOn);
   std::unique_lock<std::mutex> lock(mutex_);
   waiting_.push_back(&request);
   if (inFlight_) {
@@ -108,8 +112,10 @@ void Shard::startBatches(Request* self) {
       batch->requests.push_back(request);
       if (!closed_ && globalStep_ < options_.trainSteps) {
         batch->gradients.push_back(request->gradient);
+        const auto staleness = globalStep_ - std::min(request->basedOn, globalStep_);
         ++globalStep_;
         request->result = resultLocked(true, true, 1);
+        request->result.staleness = staleness;
       }
     }
     batch->blocks = (size_ + kBlock - 1) / kBlock;
@@ -119,10 +125,12 @@ void Shard::startBatches(Request* self) {
     if (applies) {
       batch->in = params_.get();
       batch->out = buffers_->take();
+      batch->outStep = globalStep_;
     }
     for (Request* request : batch->requests) {
       if (!request->result.applied) request->result = resultLocked(false, false, 0);
       request->result.params = applies ? Params(batch->out) : params_;
+      request->result.paramsStep = applies ? batch->outStep : paramsStep_;
     }
     if (!applies) {
       finishBatch(*batch, self);
@@ -149,6 +157,7 @@ void Shard::applyBlocks(Batch& batch, Request* self) {
       std::lock_guard<std::mutex> lock(mutex_);
       inFlight_.reset();
       params_ = batch.out;
+      paramsStep_ = batch.outStep;
       finishBatch(batch, self);
       startBatches(self);
     }
@@ -163,7 +172,8 @@ void Shard::finishBatch(Batch& batch, Request* self) {
   changed_.notify_all();  // serialize() and restore() wait for no batch in flight
 }
 
-Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
+Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
+                                  std::uint64_t basedOn) {
   std::unique_lock<std::mutex> lock(mutex_);
   auto over = [&] { return closed_ || globalStep_ >= options_.trainSteps; };
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
@@ -175,6 +185,7 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
     float* __restrict sum = gradientSum_.data();
     for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
     contributed_[worker] = true;
+    const auto staleness = globalStep_ - std::min(basedOn, globalStep_);
     if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
     const auto step = globalStep_;
     const int averaged = arrivals_;
@@ -191,8 +202,10 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient) {
     } else {
       result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     }
+    result.staleness = staleness;
   }
   result.params = params_;  // of the step this push waited for, or a later one
+  result.paramsStep = paramsStep_;
   return result;
 }
 
@@ -205,7 +218,7 @@ void Shard::completeSyncStep() {
   std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
   std::fill(contributed_.begin(), contributed_.end(), false);
   arrivals_ = 0;
-  ++globalStep_;
+  paramsStep_ = ++globalStep_;
   changed_.notify_all();
 }
 
@@ -219,6 +232,7 @@ Shard::StepResult Shard::state() const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto result = resultLocked(false, false, 0);
   result.params = params_;
+  result.paramsStep = paramsStep_;
   return result;
 }
 
@@ -244,7 +258,7 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   optimizer_->restore(in);
   in.expectEnd();
   params_ = std::move(restored);
-  globalStep_ = globalStep;
+  paramsStep_ = globalStep_ = globalStep;
 }
 
 }  // namespace pstrain::ps

@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPull) == 0u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 16u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 14u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 15u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
   BOOST_TEST(carriesValues(MessageType::kPush));
@@ -143,7 +143,7 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
   auto badRole = hello;
   badRole[0] = 7;
   BOOST_CHECK_THROW(decodeHello(badRole), ProtocolError);
-  auto params = encode(Params{1, true, true, 0});
+  auto params = encode(Params{1, true, true, 0, true});
   params[9] = 2;
   BOOST_CHECK_THROW(decodeParams(params), ProtocolError);
   BOOST_CHECK_THROW(decodeDone({}), ProtocolError);

@@ -33,9 +33,9 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   const auto path = dir.file(kEventsFile);
   {
     Events events("ps", 1, path);
-    events.step(42, 0.25f, 3, 17);
+    events.step(42, 0.25f, 3, 17, 1.5);
     events.checkpoint(42, "/ckpt/\"odd\" name.bin");
-    events.step(43, std::numeric_limits<float>::quiet_NaN(), 0, 1);
+    events.step(43, std::numeric_limits<float>::quiet_NaN(), 0, 1, 0);
     pstrain::log::flush();
   }
   auto lines = pstrain::testing::lines(pstrain::testing::readText(path));
@@ -48,6 +48,7 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   BOOST_TEST(step->getValue<double>("loss") == 0.25);
   BOOST_TEST(step->getValue<int>("worker") == 3);
   BOOST_TEST(step->getValue<std::uint64_t>("localStep") == 17u);
+  BOOST_TEST(step->getValue<double>("staleness") == 1.5);
   const double time = step->getValue<double>("time");
   BOOST_TEST(std::abs(time - pstrain::unixTime()) < 60);
   BOOST_TEST(parseObject(lines[1])->getValue<std::string>("path") == "/ckpt/\"odd\" name.bin");

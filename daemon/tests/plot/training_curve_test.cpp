@@ -18,8 +18,8 @@ BOOST_AUTO_TEST_CASE(reads_loss_from_ps_steps_and_accuracy_at_its_global_step) {
   {
     Events ps("ps", 0, dir.file("ps.jsonl"));
     ps.state(State::kTraining);
-    ps.step(1, 2.3f, 0, 1);
-    ps.step(2, 1.5f, 1, 1);
+    ps.step(1, 2.3f, 0, 1, 0);
+    ps.step(2, 1.5f, 1, 1, 0);
     Events worker("worker", 0, dir.file("worker.jsonl"));
     worker.workerStep(1, 1, 9.0f);  // a worker's loss is its own batch's: not plotted
     worker.workerStep(2, 3, 9.0f);

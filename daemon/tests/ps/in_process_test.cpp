@@ -273,3 +273,61 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_c
     BOOST_TEST(contains(e.what(), "cannot write " + path), e.what());
   }
 }
+
+namespace {
+
+// The staleness of the pushes ps `index` applied: their count and summed global steps.
+std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index) {
+  auto metric = cluster.psMetrics(index).staleness().Collect();
+  return {metric.histogram.sample_count, metric.histogram.sample_sum};
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(one_worker_computing_at_a_time_makes_every_push_fresh) {
+  // ps 0 lets one of four workers compute at a time: each starts from the parameters with every
+  // push so far, on both ps (the second is pulled again after ps 0 held the answer).
+  InProcessCluster cluster(flags(2, 4, 400, {"--concurrent-workers", "1"}));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 4; ++w) cluster.startWorker(w);
+  auto results = cluster.joinWorkers();
+  for (const auto& [index, result] : results) BOOST_TEST(result.globalStep == 400u);
+  auto [count, sum] = staleness(cluster, 0);
+  BOOST_TEST(count == 400u);
+  BOOST_TEST(sum == 0.0);
+  // ps 1 may apply the one worker's push after it let the next one pull: at most one step old.
+  auto [count1, sum1] = staleness(cluster, 1);
+  BOOST_TEST(count1 == 400u);
+  BOOST_TEST(sum1 <= 400.0);
+}
+
+BOOST_AUTO_TEST_CASE(workers_computing_at_once_push_stale_gradients) {
+  // The contrast: unbounded, four workers' pushes land on parameters others have moved on.
+  InProcessCluster cluster(flags(2, 4, 400, {"--concurrent-workers", "0"}));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 4; ++w) cluster.startWorker(w);
+  cluster.joinWorkers();
+  auto [count, sum] = staleness(cluster, 0);
+  BOOST_TEST(count == 400u);
+  BOOST_TEST(sum > 0.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_ps_reports_the_staleness_of_its_pushes) {
+  InProcessCluster cluster(flags(1, 2, 200, {"--concurrent-workers", "0"}));
+  cluster.startPs(0);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  cluster.joinWorkers();
+  auto status = parseObject(cluster.psMetrics(0).statusJson());
+  auto [count, sum] = staleness(cluster, 0);
+  BOOST_TEST(status->getObject("staleness")->getValue<double>("mean") == sum / double(count));
+  auto recorded = parseObject(cluster.psMetrics(0).events().since(0))->getArray("events");
+  int summaries = 0;
+  for (size_t i = 0; i < recorded->size(); ++i) {
+    auto e = recorded->getObject(unsigned(i));
+    if (e->getValue<std::string>("event") != "staleness") continue;
+    ++summaries;
+    BOOST_TEST(e->getValue<std::uint64_t>("pushes") == 200u);
+    BOOST_TEST(e->getValue<double>("mean") == sum / 200.0);
+  }
+  BOOST_TEST(summaries == 1);
+}

@@ -39,7 +39,7 @@ Shard::Options syncSteps(std::uint64_t trainSteps, int workers, int timeoutMs = 
 BOOST_AUTO_TEST_CASE(async_push_applies_one_global_step) {
   Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(10));
   float gradient[] = {2.0f, -2.0f};
-  auto result = shard.push(0, gradient);
+  auto result = shard.push(0, gradient, 0);
   BOOST_TEST(result.globalStep == 1u);
   BOOST_TEST(result.applied);
   BOOST_TEST(result.advanced);
@@ -58,7 +58,7 @@ BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_s
   for (std::uint32_t w = 0; w < 8; ++w) {
     workers.emplace_back([&, w] {
       for (;;) {
-        auto result = shard.push(w, gradient.data());
+        auto result = shard.push(w, gradient.data(), 0);
         if (result.applied) stepsSeen[w].push_back(result.globalStep);
         // The answer holds at least this push's step, in every block.
         const float* out = result.params.get();
@@ -82,7 +82,7 @@ BOOST_AUTO_TEST_CASE(concurrent_pushes_are_each_one_step_and_none_beyond_train_s
   BOOST_TEST(state.done);
   BOOST_TEST(state.params.get()[0] == float(trainSteps));
   BOOST_TEST(state.params.get()[size - 1] == float(trainSteps));
-  auto late = shard.push(0, gradient.data());
+  auto late = shard.push(0, gradient.data(), 0);
   BOOST_TEST(!late.applied);
   BOOST_TEST(late.globalStep == trainSteps);
   BOOST_TEST(late.params.get()[0] == float(trainSteps));
@@ -116,8 +116,8 @@ BOOST_AUTO_TEST_CASE(an_answer_keeps_the_parameters_it_was_given) {
     Shard shard({1.0f}, std::make_unique<Sgd>(1.0f), options);
     float g = 1.0f;
     auto read = shard.read();
-    auto first = shard.push(0, &g);
-    auto second = shard.push(0, &g);
+    auto first = shard.push(0, &g, 0);
+    auto second = shard.push(0, &g, 0);
     BOOST_TEST(*read.params == 1.0f);
     BOOST_TEST(*first.params == 0.0f);
     BOOST_TEST(*second.params == -1.0f);
@@ -130,8 +130,8 @@ BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
   float g1 = 2.0f;
   float g2 = 4.0f;
   Shard::StepResult r1{};
-  std::thread first([&] { r1 = shard.push(0, &g1); });
-  auto r2 = shard.push(1, &g2);
+  std::thread first([&] { r1 = shard.push(0, &g1, 0); });
+  auto r2 = shard.push(1, &g2, 0);
   first.join();
   BOOST_TEST(r1.globalStep == 1u);
   BOOST_TEST(r2.globalStep == 1u);
@@ -150,9 +150,9 @@ BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
   float b = 100.0f;
   float other = 4.0f;
   Shard::StepResult rA{}, rB{};
-  std::thread first([&] { rA = shard.push(0, &a); });
-  std::thread second([&] { rB = shard.push(0, &b); });
-  auto rOther = shard.push(1, &other);
+  std::thread first([&] { rA = shard.push(0, &a, 0); });
+  std::thread second([&] { rB = shard.push(0, &b, 0); });
+  auto rOther = shard.push(1, &other, 0);
   first.join();
   second.join();
   BOOST_TEST(rOther.globalStep == 1u);
@@ -171,7 +171,7 @@ BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 3, 100));
   float g = 6.0f;
   const auto start = std::chrono::steady_clock::now();
-  auto result = shard.push(0, &g);
+  auto result = shard.push(0, &g, 0);
   BOOST_TEST(result.advanced);
   BOOST_TEST(result.averaged == 1);
   BOOST_TEST(*result.params == -6.0f);
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(close_releases_pushes_waiting_at_the_sync_barrier) {
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
   float g = 1.0f;
   Shard::StepResult result{};
-  std::thread waiting([&] { result = shard.push(0, &g); });
+  std::thread waiting([&] { result = shard.push(0, &g, 0); });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let it park (either way passes)
   const auto start = std::chrono::steady_clock::now();
   shard.close();
@@ -197,15 +197,15 @@ BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state)
   std::vector<float> g(size, 0.25f);
   Shard original(std::vector<float>(size, 1.0f), std::make_unique<Adam>(size, 0.01f),
                  asyncSteps(100));
-  for (int i = 0; i < 3; ++i) original.push(0, g.data());
+  for (int i = 0; i < 3; ++i) original.push(0, g.data(), 0);
   Shard restored(std::vector<float>(size, 0.0f), std::make_unique<Adam>(size, 0.01f),
                  asyncSteps(100));
   auto snapshot = original.serialize();
   BOOST_TEST(snapshot.globalStep == 3u);
   restored.restore(snapshot.globalStep, snapshot.bytes);
   BOOST_TEST(restored.state().globalStep == 3u);
-  auto a = original.push(0, g.data());
-  auto b = restored.push(0, g.data());
+  auto a = original.push(0, g.data(), 0);
+  auto b = restored.push(0, g.data(), 0);
   BOOST_TEST(std::vector<float>(a.params.get(), a.params.get() + size) ==
                  std::vector<float>(b.params.get(), b.params.get() + size),
              boost::test_tools::per_element());

@@ -43,6 +43,10 @@ struct Config {
   double learningRate = 0.001;
   OptimizerKind optimizer = OptimizerKind::kAdam;
   bool sync = false;
+  // How many workers compute at once (ps::StepGate); 0: all of them; kUnset until configured,
+  // which a ps takes as 0 and `pstrain local` as the CPUs its processes share.
+  static constexpr int kUnset = -1;
+  int concurrentWorkers = kUnset;
   std::int64_t logEverySteps = 1;
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;

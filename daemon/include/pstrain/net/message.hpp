@@ -13,7 +13,7 @@ namespace pstrain::net {
 // Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
-constexpr std::uint16_t kProtocolVersion = 3;  // 3: a push may carry weight gradients as factors
+constexpr std::uint16_t kProtocolVersion = 4;  // 4: params say whether ps 0 held them back
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -88,6 +88,9 @@ struct Params {
   bool applied;  // the push this answers was applied (false once training has ended)
   bool done;     // the global step has reached trainSteps
   std::uint32_t serviceMicros;  // time the ps held the request: lock, optimizer, sync barrier
+  // ps 0 held this answer until the worker could start its next step (ps::StepGate): the
+  // parameters the other ps sent with it are older than these.
+  bool held;
 };
 
 struct StatusReply {

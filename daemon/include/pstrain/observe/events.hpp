@@ -43,7 +43,12 @@ class Events {
   // A ps accepts workers on `port`.
   void listening(int port);
   // A ps's global step (at the cadence of its progress line).
-  void step(std::uint64_t globalStep, float loss, std::uint32_t worker, std::uint64_t localStep);
+  // `staleness`: the mean of the pushes applied since the previous step event.
+  void step(std::uint64_t globalStep, float loss, std::uint32_t worker, std::uint64_t localStep,
+            double staleness);
+  // A ps at the end of training: the staleness of its pushes over the run (mean, and the bound of
+  // the histogram bucket that holds the 99th percentile).
+  void staleness(std::uint64_t pushes, double mean, double p99);
   // A worker's own step (at the cadence of its progress line).
   void workerStep(std::uint64_t localStep, std::uint64_t globalStep, float loss);
   void accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy);

@@ -62,6 +62,15 @@ class Metrics {
   // Seconds a push (worker: its round trip; ps: applying it) and a pull take.
   prometheus::Histogram& pushSeconds();
   prometheus::Histogram& pullSeconds();
+  // A ps: the staleness of each applied push, in global steps (ps::Shard::StepResult).
+  prometheus::Histogram& staleness();
+  // Of the pushes so far: the mean staleness, and the bucket bound the 99th percentile is within.
+  struct Staleness {
+    std::uint64_t pushes = 0;
+    double mean = 0;
+    double p99 = 0;
+  };
+  Staleness stalenessSummary() const;
 
   // The Prometheus text exposition of everything above.
   std::string prometheusText() const;

@@ -41,6 +41,7 @@ class Client {
     bool applied = false;           // some ps applied the push
     std::uint64_t globalStep = 0;   // the lowest global step of the ps
     double serviceSeconds = 0;      // the longest any ps held the request
+    bool held = false;              // ps 0 held its answer (StepGate): the others were pulled again
   };
 
   Client(ClientOptions options, Dialer dial, observe::Metrics& metrics);
@@ -71,6 +72,7 @@ class Client {
     std::uint64_t globalStep = 0;
     bool done = false;
     bool awaiting = false;  // a request is out, its answer not yet read
+    bool held = false;      // its latest answer waited at the ps's StepGate
     std::string failure;    // why the channel broke, until it is made again
     std::optional<PushEncoding> encoding;  // for the shard and the latest push's batch
     AlignedVector<float> values;           // a push's values when they are not a dense slice
@@ -82,7 +84,10 @@ class Client {
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
             const Gradient* gradient);
+  // Receives the answers; when ps 0 held its answer back, pulls the other ps's slices again, so
+  // that all of them are as fresh as the one that waited.
   Exchange collect(float* params);
+  Exchange receiveAnswers(float* params);
   void receiveParams(Link& link, float* params, Exchange& exchange);
 
   const ClientOptions options_;

@@ -14,6 +14,7 @@
 #include "pstrain/observe/metrics.hpp"
 #include "pstrain/model/layout.hpp"
 #include "pstrain/ps/shard.hpp"
+#include "pstrain/ps/step_gate.hpp"
 
 namespace pstrain::ps {
 
@@ -35,6 +36,7 @@ struct ServerOptions {
   double checkpointEverySeconds = 0;
   std::string description;  // of the training settings, for the start-up line
   int httpPort = 0;          // where its /status answers, told to each worker; 0: none
+  int concurrentWorkers = 0;  // StepGate's capacity; 0: no bound
 };
 
 // A parameter server: owns one shard of the model and serves each worker's channel, whatever
@@ -78,6 +80,7 @@ class Server {
   ServerOptions options_;
   observe::Metrics& metrics_;
   Shard shard_;
+  StepGate gate_;
   // Where pushes are received: taken for one push and given back once it is applied.
   std::shared_ptr<BufferPool> gradients_;
   // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,
@@ -93,6 +96,23 @@ class Server {
   std::condition_variable stopRequested_;
   bool stopping_ = false;
   std::thread checkpointer_;
+  // The staleness of the pushes applied since the last step event, for its mean.
+  struct StalenessWindow {
+    std::mutex mutex;
+    std::uint64_t sum = 0;
+    std::uint64_t count = 0;
+    void add(std::uint64_t staleness) {
+      std::lock_guard<std::mutex> lock(mutex);
+      sum += staleness;
+      ++count;
+    }
+    double take() {
+      std::lock_guard<std::mutex> lock(mutex);
+      const double mean = count ? double(sum) / double(count) : 0.0;
+      sum = count = 0;
+      return mean;
+    }
+  } stalenessSince_;
 };
 
 }  // namespace pstrain::ps

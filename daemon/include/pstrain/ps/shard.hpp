@@ -53,6 +53,12 @@ class Shard {
     bool done;      // the global step has reached trainSteps
     int averaged;   // gradients in the step this push completed (sync: those that came in time)
     Params params;  // the parameters after the step (empty from state())
+    // The global step `params` are at: the pushes they hold. A worker's next gradient is computed
+    // on them, so the ps learns its staleness from what it last sent.
+    std::uint64_t paramsStep = 0;
+    // Of an applied push: the steps applied between the parameters its gradient was computed on
+    // (`basedOn`) and its own.
+    std::uint64_t staleness = 0;
   };
 
   struct Options {
@@ -72,7 +78,8 @@ class Shard {
   // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats from
   // `worker`, and answers with the parameters as they are after the step. Once the global step
   // has reached trainSteps, or the shard is closed, gradients are no longer applied.
-  StepResult push(std::uint32_t worker, const float* gradient);
+  // `basedOn` is the paramsStep of the parameters the gradient was computed on.
+  StepResult push(std::uint32_t worker, const float* gradient, std::uint64_t basedOn);
 
   // Answers with the parameters as the last finished update left them: it does not wait for one
   // under way.
@@ -97,8 +104,8 @@ class Shard {
   struct Request;
   struct Batch;
 
-  StepResult pushAsync(const float* gradient);
-  StepResult pushSync(std::uint32_t worker, const float* gradient);
+  StepResult pushAsync(const float* gradient, std::uint64_t basedOn);
+  StepResult pushSync(std::uint32_t worker, const float* gradient, std::uint64_t basedOn);
   // Batches the waiting requests while none is in flight (the caller holds the mutex). `self`
   // is the calling thread's request, if it has one waiting or in the batch just finished.
   void startBatches(Request* self);
@@ -113,7 +120,8 @@ class Shard {
   std::unique_ptr<Optimizer> optimizer_;
   const Options options_;
   std::shared_ptr<BufferPool> buffers_;  // the parameters, current and as answers still carry them
-  Params params_;                        // at globalStep_
+  Params params_;                        // at paramsStep_
+  std::uint64_t paramsStep_ = 0;         // behind globalStep_ while a batch is applied
   std::uint64_t globalStep_ = 0;
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
