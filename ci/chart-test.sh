@@ -210,6 +210,7 @@ worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|
 unknown top-level key|{epochs: 10}|'epochs' not allowed
 unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
 hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
+hyperparams.learningrate not a number|{hyperparams: {learningrate: "0.01a"}}|/hyperparams/learningrate
 logs.type nfs|{logs: {type: nfs}}|/logs/type
 http.port 0|{http: {port: 0}}|/http/port
 probes.liveness.periodSeconds 0|{probes: {liveness: {periodSeconds: 0}}}|/probes/liveness/periodSeconds
@@ -250,7 +251,41 @@ fullnameOverride not a DNS-1035 label|{fullnameOverride: mnist.v2}|fullnameOverr
 fullnameOverride too long for the ServiceMonitor's name|{fullnameOverride: a-prefix-of-forty-five-characters-is-too-long}|"a-prefix-of-forty-five-characters-is-too-long-metrics" must be at most 52 characters
 hyperparams.datadir on no volume|{hyperparams: {datadir: /tmp/mnist-data}}|hyperparams.datadir /tmp/mnist-data is on none of volumeMounts
 extraEnv replacing POD_NAME|{extraEnv: [{name: POD_NAME, value: x}]}|extraEnv or worker.env sets POD_NAME
+hyperparams.learningrate 0 as a string, beyond what the schema checks of a string|{hyperparams: {learningrate: "0"}}|hyperparams.learningrate 0 is out of range: it must be above 0 and at most 10
 EOF
+echo "== values given with --set, as a hyperparameter sweep gives them"
+# helm's --set reads an integer as a number and anything else (0.01, 1e-3) as a string: each
+# setting is accepted by helm lint --strict, and the daemon's file holds its value as written.
+while IFS='|' read -r setting line; do
+  if ! out="$(helm lint --strict chart --set "$setting" 2>&1)"; then
+    fail "--set $setting: refused by helm lint --strict" "$out"
+  elif ! out="$(helm template mnist chart --set "$setting" --show-only templates/configmap.yaml 2>&1)"; then
+    fail "--set $setting: refused by helm template" "$out"
+  elif ! grep -qxF "    $line" <<<"$out"; then
+    fail "--set $setting: the daemon's file lacks the line $line" "$out"
+  else
+    pass "--set $setting: accepted, the daemon's file says $line"
+  fi
+done <<'EOF'
+hyperparams.learningrate=0.01|learningRate: 0.01
+hyperparams.learningrate=1e-3|learningRate: 0.001
+hyperparams.learningrate=.5|learningRate: 0.5
+hyperparams.learningrate=1|learningRate: 1
+hyperparams.batchsize=50|batchSize: 50
+hyperparams.trainsteps=20000|trainSteps: 20000
+hyperparams.seed=7|seed: 7
+hyperparams.hiddenunits=256|hiddenUnits: "256"
+hyperparams.hiddenunits=256\,128|hiddenUnits: "256,128"
+hyperparams.optimizer=sgd|optimizer: sgd
+hyperparams.sync=true|sync: true
+reporting.evalEverySteps=500|evalEverySteps: 500
+checkpoints.everySeconds=10|checkpointEverySeconds: 10
+EOF
+validate "--set ps.limit.cpu=0.5 and worker.limit.cpu=1.5, decimal CPU limits as strings" -- \
+  --set ps.limit.cpu=0.5 --set worker.limit.cpu=1.5
+refused "--set hyperparams.learningrate=0,01 (a decimal comma), refused naming the key" '/hyperparams/learningrate' \
+  helm lint --strict chart --set 'hyperparams.learningrate=0\,01'
+
 # The release name reaches only helm template and install (helm lint names its release itself).
 refused "helm template: release name mnist.v2, not a DNS-1035 label" \
   "release name \"mnist.v2\" cannot prefix the pods' names, which must be DNS-1035 labels" \

@@ -190,6 +190,20 @@ distributed-tensorflow's hyperparams.logdir can only name it.
 {{- $logDir }}
 {{- end }}
 
+{{/*
+pstrain.learningRate is hyperparams.learningrate as a number. helm's --set reads only integers as
+numbers, so --set hyperparams.learningrate=0.01 gives the string "0.01": the schema accepts a
+string of a number's form, whose range it cannot check, and this refuses one out of range.
+*/}}
+{{- define "pstrain.learningRate" -}}
+{{- $given := .Values.hyperparams.learningrate }}
+{{- $rate := $given | float64 }}
+{{- if or (le $rate 0.0) (gt $rate 10.0) }}
+{{- include "pstrain.fail" (printf "hyperparams.learningrate %v is out of range: it must be above 0 and at most 10" $given) }}
+{{- end }}
+{{- $rate }}
+{{- end }}
+
 {{/* pstrain.configPath is the daemon's configuration file, from the ConfigMap. */}}
 {{- define "pstrain.configPath" -}}
 /etc/pstrain/pstrain.yaml
