@@ -234,6 +234,7 @@ probes.readiness.periodSeconds above an int32|{probes: {readiness: {periodSecond
 worker.image.digest not a digest|{worker: {image: {digest: latest}}}|/worker/image/digest
 a resource name with a space|{ps: {limit: {gpu count: 1}}}|invalid propertyName 'gpu count'
 runId with a slash|{runId: a/b}|/runId
+clusterName a path|{clusterName: ../a}|/clusterName
 EOF
 # Rules between values, or needing a sentence to say what to write instead, are the templates'
 # fails; helm lint refuses those too (see pstrain.fail).

@@ -238,11 +238,18 @@ data.volume; distributed-tensorflow's hyperparams.datadir, which must be on one 
 
 {{/*
 pstrain.podSubPath is the subPathExpr of a pod's own directory on a volume every pod of the
-release mounts: <namespace>/<pod>, so that releases of the same name in two namespaces (or two
-clusters sharing a node directory) never share one.
+release mounts: [<clusterName>/]<namespace>/<pod>, so that releases of the same name in two
+namespaces, or in two clusters sharing a node directory (kind clusters of kind-config.yml share
+the host's /tmp/mnist), never share one. It names no node: a pod rescheduled to another node of
+the same cluster finds the same directory wherever the nodes share it.
 */}}
 {{- define "pstrain.podSubPath" -}}
-$(POD_NAMESPACE)/$(POD_NAME)
+{{ include "pstrain.clusterDir" . }}$(POD_NAMESPACE)/$(POD_NAME)
+{{- end }}
+
+{{/* pstrain.clusterDir is the cluster's directory above the namespaces': "<clusterName>/", or nothing. */}}
+{{- define "pstrain.clusterDir" -}}
+{{- with .Values.clusterName }}{{ . }}/{{ end }}
 {{- end }}
 
 {{/*
