@@ -138,6 +138,10 @@ refused "the validator refuses a misspelt ServiceMonitor field" 'unknown field "
 refused "the validator refuses a ServiceMonitor selecting none of the Services" 'selects none of the Services' \
   bash -c 'helm template mnist chart --set metrics.serviceMonitor.enabled=true |
     sed "s/values: \[ps, worker\]/values: [chief]/" | kubestrict'
+refused "the validator refuses a PodDisruptionBudget selecting none of the pods" 'selects none of the pod templates' \
+  bash -c 'helm template mnist chart | sed "/^kind: PodDisruptionBudget/,/^---/ s/component: ps/component: chief/" | kubestrict'
+refused "the validator refuses a PodDisruptionBudget's maxUnavailable that is no percentage" 'spec.maxUnavailable: Invalid value: "1.5%"' \
+  bash -c 'helm template mnist chart | sed "s/maxUnavailable: 1$/maxUnavailable: 1.5%/" | kubestrict'
 refused "the validator refuses a probe on a port its container lacks" 'livenessProbe.port: Not found: "metrics"' \
   bash -c 'helm template mnist chart | sed "s/port: http$/port: metrics/" | kubestrict'
 
@@ -205,6 +209,7 @@ done <<'EOF'
 worker.number 0|{worker: {number: 0}}|/worker/number
 ps.number -1|{ps: {number: -1}}|/ps/number
 ps.number 1025, above the daemon's maximum|{ps: {number: 1025}}|/ps/number
+ps.podDisruptionBudget.maxUnavailable 150%|{ps: {podDisruptionBudget: {maxUnavailable: 150%}}}|/ps/podDisruptionBudget/maxUnavailable
 ps.limit.cpu abc|{ps: {limit: {cpu: abc}}}|/ps/limit/cpu
 worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|/worker/podManagementPolicy
 unknown top-level key|{epochs: 10}|'epochs' not allowed

@@ -9,7 +9,8 @@
 //
 // Across documents it checks what would fail only at run time: a probe naming a port its
 // container does not have, a Service whose named targetPort no selected pod template has, a
-// ServiceMonitor that selects no Service of the stream or names a port those Services lack, and
+// ServiceMonitor that selects no Service of the stream or names a port those Services lack, a
+// PodDisruptionBudget that selects no pod template of the stream, and
 // a secret or configMap volume asking for a key its Secret or ConfigMap of the stream lacks.
 //
 // ServiceMonitor (monitoring.coreos.com/v1) is a custom resource: it is decoded strictly into the
@@ -34,6 +35,7 @@ import (
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -212,6 +214,8 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 		}
 	case *monitoringv1.ServiceMonitor:
 		errs = append(errs, validateServiceMonitor(o)...)
+	case *policyv1.PodDisruptionBudget:
+		errs = append(errs, validatePodDisruptionBudget(o)...)
 	}
 	return name, obj, errs
 }
@@ -244,6 +248,35 @@ func validateServiceMonitor(sm *monitoringv1.ServiceMonitor) []error {
 		}{{"interval", e.Interval}, {"scrapeTimeout", e.ScrapeTimeout}} {
 			if !promDuration.MatchString(string(d.value)) {
 				errs = append(errs, field.Invalid(ep.Child(d.name), string(d.value), "not a Prometheus duration such as 30s or 1m30s"))
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodDisruptionBudget checks what the API server checks of the fields this chart sets:
+// a selector, and one of minAvailable and maxUnavailable, a non-negative number or a percentage.
+func validatePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) []error {
+	path := field.NewPath("spec")
+	var errs []error
+	if pdb.Spec.Selector == nil || (len(pdb.Spec.Selector.MatchLabels) == 0 && len(pdb.Spec.Selector.MatchExpressions) == 0) {
+		errs = append(errs, field.Required(path.Child("selector"), "an empty selector selects every pod of the namespace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), pdb.Spec.Selector, err.Error()))
+	}
+	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+		errs = append(errs, field.Invalid(path, "", "exactly one of minAvailable and maxUnavailable"))
+	}
+	for name, v := range map[string]*intstr.IntOrString{"minAvailable": pdb.Spec.MinAvailable, "maxUnavailable": pdb.Spec.MaxUnavailable} {
+		if v == nil {
+			continue
+		}
+		if v.Type == intstr.Int && v.IntVal < 0 {
+			errs = append(errs, field.Invalid(path.Child(name), v.IntVal, "must be non-negative"))
+		}
+		if v.Type == intstr.String {
+			for _, msg := range validation.IsValidPercent(v.StrVal) {
+				errs = append(errs, field.Invalid(path.Child(name), v.StrVal, msg))
 			}
 		}
 	}
@@ -296,6 +329,18 @@ func crossCheck(docs []*document) {
 						d.errs = append(d.errs, field.NotFound(field.NewPath("spec", "ports").Index(i).Child("targetPort"), p.TargetPort.StrVal))
 					}
 				}
+			}
+		case *policyv1.PodDisruptionBudget:
+			selector, err := metav1.LabelSelectorAsSelector(o.Spec.Selector)
+			if err != nil || selector.Empty() {
+				continue // reported by validatePodDisruptionBudget
+			}
+			selects := false
+			for _, t := range templates {
+				selects = selects || selector.Matches(labels.Set(t.labels))
+			}
+			if !selects {
+				d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "selector"), o.Spec.Selector, "selects none of the pod templates rendered with it"))
 			}
 		case *monitoringv1.ServiceMonitor:
 			selector, err := metav1.LabelSelectorAsSelector(&o.Spec.Selector)
