@@ -240,6 +240,7 @@ worker.image.digest not a digest|{worker: {image: {digest: latest}}}|/worker/ima
 a resource name with a space|{ps: {limit: {gpu count: 1}}}|invalid propertyName 'gpu count'
 runId with a slash|{runId: a/b}|/runId
 clusterName a path|{clusterName: ../a}|/clusterName
+serviceAccount.name with capitals|{serviceAccount: {name: Trainer}}|/serviceAccount/name
 EOF
 # Rules between values, or needing a sentence to say what to write instead, are the templates'
 # fails; helm lint refuses those too (see pstrain.fail).

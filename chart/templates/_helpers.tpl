@@ -319,6 +319,19 @@ Either way each pod writes into its own sub-directory unless the mount sets one.
 {{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts "extraVolumes" $extraVolumes | toJson }}
 {{- end }}
 
+{{/*
+pstrain.serviceAccountName is the ServiceAccount of the release's pods: serviceAccount.name, else
+<prefix> when the chart creates it; empty (the namespace's default) when it creates none and no
+name is given.
+*/}}
+{{- define "pstrain.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- .Values.serviceAccount.name | default (include "pstrain.fullname" .) }}
+{{- else }}
+{{- .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
 {{/* pstrain.authSecret is the name of the Secret holding the shared key. */}}
 {{- define "pstrain.authSecret" -}}
 {{- .Values.auth.existingSecret | default (include "pstrain.componentName" (dict "ctx" . "component" "auth")) }}

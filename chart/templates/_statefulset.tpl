@@ -65,6 +65,9 @@ spec:
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- with include "pstrain.serviceAccountName" .ctx }}
+      serviceAccountName: {{ . }}
+      {{- end }}
       # The daemon does not talk to the Kubernetes API, and reads no Service environment variables.
       automountServiceAccountToken: false
       enableServiceLinks: false
