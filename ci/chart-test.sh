@@ -241,6 +241,8 @@ a resource name with a space|{ps: {limit: {gpu count: 1}}}|invalid propertyName 
 runId with a slash|{runId: a/b}|/runId
 clusterName a path|{clusterName: ../a}|/clusterName
 serviceAccount.name with capitals|{serviceAccount: {name: Trainer}}|/serviceAccount/name
+extraEnvFrom naming both a ConfigMap and a Secret|{extraEnvFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}|/extraEnvFrom/0
+extraEnvFrom with a misspelt source|{extraEnvFrom: [{configmapRef: {name: a}}]}|'configmapRef' not allowed
 EOF
 # Rules between values, or needing a sentence to say what to write instead, are the templates'
 # fails; helm lint refuses those too (see pstrain.fail).

@@ -139,6 +139,12 @@ spec:
             {{- with include "pstrain.extraEnv" . }}
             {{- . | nindent 12 }}
             {{- end }}
+          {{- with $values.extraEnvFrom }}
+          # A variable of env wins over one of the same name here: POD_NAME and POD_NAMESPACE
+          # stay the pod's own.
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           ports:
             - name: {{ .component }}
               containerPort: {{ $role.port | int64 }}
