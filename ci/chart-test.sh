@@ -111,6 +111,12 @@ validate "every optional feature (tests/chart/values/all-features.yaml), Pod Sec
   -pod-security restricted -- --values tests/chart/values/all-features.yaml
 run "helm lint --strict, every optional feature" \
   helm lint --strict chart --values tests/chart/values/all-features.yaml
+validate "commonLabels on every resource and pod template, every optional feature" \
+  -labels cost-center=ml-42 -- --values tests/chart/values/all-features.yaml
+validate "commonLabels on every resource and pod template, with serving and the helm test pods" \
+  -labels team=vision -- --set commonLabels.team=vision --set serving.enabled=true
+refused "the validator refuses a resource without a label -labels asks for" 'labels\[team\]: Required value' \
+  bash -c 'helm template mnist chart | kubestrict -labels team=vision'
 validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
   --set logs.type=emptyDir
 validate "values.yml with --set logs.type=emptyDir (as the README says) meets Pod Security restricted" \

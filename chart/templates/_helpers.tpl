@@ -65,17 +65,36 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
-{{/* pstrain.labels are the labels of every resource and pod. */}}
-{{- define "pstrain.labels" -}}
+{{/* pstrain.ownLabels are the chart's own labels of every resource and pod. */}}
+{{- define "pstrain.ownLabels" -}}
 helm.sh/chart: {{ include "pstrain.chart" .ctx }}
 {{ include "pstrain.selectorLabels" . }}
 app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 
-{{/* pstrain.podLabels are the labels of a pod: podLabels, and the chart's own, which win. */}}
+{{/*
+pstrain.labels are the labels of every resource: the chart's own, then (dict "ctx" $ "component"
+… "labels" …) the resource's own labels from values if any, then commonLabels; the first of a
+name wins. Never in selectors or claim templates, which helm upgrade cannot change. The chart's
+own come first as they always were, so that without extra labels the ConfigMap, and so the pods'
+checksum/config, stays the same.
+*/}}
+{{- define "pstrain.labels" -}}
+{{- $own := include "pstrain.ownLabels" . }}
+{{- $extra := merge (deepCopy (.labels | default dict)) (deepCopy (.ctx.Values.commonLabels | default dict)) }}
+{{- range $name, $_ := $own | fromYaml }}
+{{- $_ := unset $extra $name }}
+{{- end }}
+{{- $own }}
+{{- with $extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* pstrain.podLabels are the labels of a pod: the chart's own, then podLabels, then commonLabels. */}}
 {{- define "pstrain.podLabels" -}}
-{{- merge (include "pstrain.labels" . | fromYaml) (.ctx.Values.podLabels | default dict) | toYaml }}
+{{- include "pstrain.labels" (merge (dict "labels" .ctx.Values.podLabels) .) }}
 {{- end }}
 
 {{/*

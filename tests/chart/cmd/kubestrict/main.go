@@ -18,7 +18,9 @@
 // monitoring), and its durations are checked against the pattern of the operator's CRD. Any
 // other kind the scheme does not know is an error.
 //
-// Usage: helm template … | kubestrict [-pod-security baseline|restricted]
+// With -labels it also requires every document, and every pod template, to carry those labels.
+//
+// Usage: helm template … | kubestrict [-pod-security baseline|restricted] [-labels k=v,…]
 package main
 
 import (
@@ -30,6 +32,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
@@ -52,6 +55,7 @@ import (
 
 func main() {
 	level := flag.String("pod-security", "", "also check every pod against this Pod Security level (baseline or restricted)")
+	required := flag.String("labels", "", "labels key=value,… every document and every pod template must carry")
 	flag.Parse()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, monitoringv1.AddToScheme} {
@@ -61,6 +65,14 @@ func main() {
 		}
 	}
 	v := validator{decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()}
+	if *required != "" {
+		set, err := labels.ConvertSelectorToLabelsMap(*required)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubestrict: -labels:", err)
+			os.Exit(2)
+		}
+		v.requiredLabels = set
+	}
 	if *level != "" {
 		if err := v.enablePodSecurity(*level); err != nil {
 			fmt.Fprintln(os.Stderr, "kubestrict:", err)
@@ -83,6 +95,8 @@ type validator struct {
 	// podSecurity evaluates pods at podSecurityLevel; nil when not asked for.
 	podSecurity      policy.Evaluator
 	podSecurityLevel psa.LevelVersion
+	// requiredLabels must be on every document and pod template; nil when not asked for.
+	requiredLabels labels.Set
 }
 
 func (v *validator) enablePodSecurity(level string) error {
@@ -182,6 +196,10 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 	}
 	name := gvk.Kind + " " + meta.Name
 	errs := validateMeta(meta)
+	errs = append(errs, v.checkRequiredLabels(meta.Labels, field.NewPath("metadata", "labels"))...)
+	if template := podTemplateOf(obj); template != nil {
+		errs = append(errs, v.checkRequiredLabels(template.Labels, field.NewPath("spec", "template", "metadata", "labels"))...)
+	}
 	switch o := obj.(type) {
 	case *appsv1.StatefulSet:
 		path := field.NewPath("spec")
@@ -495,6 +513,41 @@ func hasServicePort(s *corev1.Service, name string) bool {
 		}
 	}
 	return false
+}
+
+// podTemplateOf is the pod template of a workload, nil for other kinds.
+func podTemplateOf(obj runtime.Object) *corev1.PodTemplateSpec {
+	switch o := obj.(type) {
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *appsv1.Deployment:
+		return &o.Spec.Template
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template
+	}
+	return nil
+}
+
+// checkRequiredLabels reports each label of -labels that set lacks or gives another value.
+func (v *validator) checkRequiredLabels(set map[string]string, path *field.Path) []error {
+	var errs []error
+	for _, key := range sortedKeys(v.requiredLabels) {
+		if got, ok := set[key]; !ok {
+			errs = append(errs, field.Required(path.Key(key), "-labels asks for "+key+"="+v.requiredLabels[key]))
+		} else if got != v.requiredLabels[key] {
+			errs = append(errs, field.Invalid(path.Key(key), got, "-labels asks for "+v.requiredLabels[key]))
+		}
+	}
+	return errs
+}
+
+func sortedKeys(set labels.Set) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (v *validator) checkPodSecurity(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []error {
