@@ -148,6 +148,15 @@ refused "the validator refuses a PodDisruptionBudget selecting none of the pods"
   bash -c 'helm template mnist chart | sed "/^kind: PodDisruptionBudget/,/^---/ s/component: ps/component: chief/" | kubestrict'
 refused "the validator refuses a PodDisruptionBudget's maxUnavailable that is no percentage" 'spec.maxUnavailable: Invalid value: "1.5%"' \
   bash -c 'helm template mnist chart | sed "s/maxUnavailable: 1$/maxUnavailable: 1.5%/" | kubestrict'
+refused "the validator refuses a misspelt PodMonitor field" 'unknown field "spec.podMetricsEndpoints\[0\].schema"' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/scheme:/schema:/" | kubestrict'
+refused "the validator refuses a PodMonitor selecting none of the pods" 'selects none of the pod templates' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/values: \[ps, worker\]/values: [chief]/" | kubestrict'
+refused "the validator refuses a PodMonitor on a port the pods lack" 'podMetricsEndpoints\[0\].port: Invalid value: "metrics"' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/- port: http$/- port: metrics/" | kubestrict'
 refused "the validator refuses a probe on a port its container lacks" 'livenessProbe.port: Not found: "metrics"' \
   bash -c 'helm template mnist chart | sed "s/port: http$/port: metrics/" | kubestrict'
 
@@ -227,6 +236,7 @@ http.port 0|{http: {port: 0}}|/http/port
 probes.liveness.periodSeconds 0|{probes: {liveness: {periodSeconds: 0}}}|/probes/liveness/periodSeconds
 a startup probe, which the chart does not have|{probes: {startup: {enabled: true}}}|'startup' not allowed
 metrics.serviceMonitor.interval 30 seconds|{metrics: {serviceMonitor: {interval: 30 seconds}}}|/metrics/serviceMonitor/interval
+metrics.podMonitor.scrapeTimeout 10 seconds|{metrics: {podMonitor: {scrapeTimeout: 10 seconds}}}|/metrics/podMonitor/scrapeTimeout
 test.timeoutSeconds 0|{test: {timeoutSeconds: 0}}|/test/timeoutSeconds
 networkPolicy.httpFrom with a misspelt peer|{networkPolicy: {httpFrom: [{ipblock: {cidr: 10.0.0.0/8}}]}}|'ipblock' not allowed
 idleTimeoutSeconds -1|{idleTimeoutSeconds: -1}|/idleTimeoutSeconds

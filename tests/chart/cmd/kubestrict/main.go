@@ -10,13 +10,14 @@
 // Across documents it checks what would fail only at run time: a probe naming a port its
 // container does not have, a Service whose named targetPort no selected pod template has, a
 // ServiceMonitor that selects no Service of the stream or names a port those Services lack, a
+// PodMonitor that selects no pod template of the stream or names a port their containers lack, a
 // PodDisruptionBudget that selects no pod template of the stream, and
 // a secret or configMap volume asking for a key its Secret or ConfigMap of the stream lacks.
 //
-// ServiceMonitor (monitoring.coreos.com/v1) is a custom resource: it is decoded strictly into the
-// Prometheus Operator's own Go types (github.com/prometheus-operator/prometheus-operator/pkg/apis/
-// monitoring), and its durations are checked against the pattern of the operator's CRD. Any
-// other kind the scheme does not know is an error.
+// ServiceMonitor and PodMonitor (monitoring.coreos.com/v1) are custom resources: they are decoded
+// strictly into the Prometheus Operator's own Go types (github.com/prometheus-operator/
+// prometheus-operator/pkg/apis/monitoring), and their durations are checked against the pattern
+// of the operator's CRDs. Any other kind the scheme does not know is an error.
 //
 // With -labels it also requires every document, and every pod template, to carry those labels.
 //
@@ -232,6 +233,8 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 		}
 	case *monitoringv1.ServiceMonitor:
 		errs = append(errs, validateServiceMonitor(o)...)
+	case *monitoringv1.PodMonitor:
+		errs = append(errs, validatePodMonitor(o)...)
 	case *policyv1.PodDisruptionBudget:
 		errs = append(errs, validatePodDisruptionBudget(o)...)
 	}
@@ -259,6 +262,36 @@ func validateServiceMonitor(sm *monitoringv1.ServiceMonitor) []error {
 		ep := path.Child("endpoints").Index(i)
 		if e.Port == "" {
 			errs = append(errs, field.Required(ep.Child("port"), "the name of a Service port"))
+		}
+		for _, d := range []struct {
+			name  string
+			value monitoringv1.Duration
+		}{{"interval", e.Interval}, {"scrapeTimeout", e.ScrapeTimeout}} {
+			if !promDuration.MatchString(string(d.value)) {
+				errs = append(errs, field.Invalid(ep.Child(d.name), string(d.value), "not a Prometheus duration such as 30s or 1m30s"))
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodMonitor checks what the PodMonitor CRD's schema requires of the fields this chart
+// sets: a selector, endpoints naming a container port, and well-formed durations.
+func validatePodMonitor(pm *monitoringv1.PodMonitor) []error {
+	path := field.NewPath("spec")
+	var errs []error
+	if len(pm.Spec.Selector.MatchLabels) == 0 && len(pm.Spec.Selector.MatchExpressions) == 0 {
+		errs = append(errs, field.Required(path.Child("selector"), "an empty selector scrapes every pod of the namespace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), pm.Spec.Selector, err.Error()))
+	}
+	if len(pm.Spec.PodMetricsEndpoints) == 0 {
+		errs = append(errs, field.Required(path.Child("podMetricsEndpoints"), ""))
+	}
+	for i, e := range pm.Spec.PodMetricsEndpoints {
+		ep := path.Child("podMetricsEndpoints").Index(i)
+		if e.Port == nil || *e.Port == "" {
+			errs = append(errs, field.Required(ep.Child("port"), "the name of a container port"))
 		}
 		for _, d := range []struct {
 			name  string
@@ -347,6 +380,26 @@ func crossCheck(docs []*document) {
 						d.errs = append(d.errs, field.NotFound(field.NewPath("spec", "ports").Index(i).Child("targetPort"), p.TargetPort.StrVal))
 					}
 				}
+			}
+		case *monitoringv1.PodMonitor:
+			selector, err := metav1.LabelSelectorAsSelector(&o.Spec.Selector)
+			if err != nil || selector.Empty() {
+				continue // reported by validatePodMonitor
+			}
+			selected := 0
+			for _, t := range templates {
+				if !selector.Matches(labels.Set(t.labels)) {
+					continue
+				}
+				selected++
+				for i, e := range o.Spec.PodMetricsEndpoints {
+					if e.Port != nil && *e.Port != "" && !hasContainerPort(t.spec, *e.Port) {
+						d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "podMetricsEndpoints").Index(i).Child("port"), *e.Port, "a selected pod template has no container port of that name"))
+					}
+				}
+			}
+			if selected == 0 {
+				d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "selector"), o.Spec.Selector, "selects none of the pod templates rendered with it"))
 			}
 		case *policyv1.PodDisruptionBudget:
 			selector, err := metav1.LabelSelectorAsSelector(o.Spec.Selector)
