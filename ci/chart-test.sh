@@ -121,6 +121,8 @@ validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restri
   --set logs.type=emptyDir
 validate "values.yml with --set logs.type=emptyDir (as the README says) meets Pod Security restricted" \
   -pod-security restricted -- --values values.yml --set logs.type=emptyDir
+validate "what NOTES.txt says to set where Pod Security is restricted meets it (emptyDir logs, checkpoint claims)" \
+  -pod-security restricted -- --set logs.type=emptyDir --set checkpoints.persistentVolumeClaim.enabled=true
 refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
   bash -c 'helm template mnist chart | kubestrict -pod-security baseline'
 validate "checkpoints on a hostPath of their own, with the init container handing it over" -- \
