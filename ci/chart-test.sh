@@ -111,10 +111,18 @@ validate "every optional feature (tests/chart/values/all-features.yaml), Pod Sec
   -pod-security restricted -- --values tests/chart/values/all-features.yaml
 run "helm lint --strict, every optional feature" \
   helm lint --strict chart --values tests/chart/values/all-features.yaml
+validate "commonLabels on every resource and pod template, every optional feature" \
+  -labels cost-center=ml-42 -- --values tests/chart/values/all-features.yaml
+validate "commonLabels on every resource and pod template, with serving and the helm test pods" \
+  -labels team=vision -- --set commonLabels.team=vision --set serving.enabled=true
+refused "the validator refuses a resource without a label -labels asks for" 'labels\[team\]: Required value' \
+  bash -c 'helm template mnist chart | kubestrict -labels team=vision'
 validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
   --set logs.type=emptyDir
 validate "values.yml with --set logs.type=emptyDir (as the README says) meets Pod Security restricted" \
   -pod-security restricted -- --values values.yml --set logs.type=emptyDir
+validate "what NOTES.txt says to set where Pod Security is restricted meets it (emptyDir logs, checkpoint claims)" \
+  -pod-security restricted -- --set logs.type=emptyDir --set checkpoints.persistentVolumeClaim.enabled=true
 refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
   bash -c 'helm template mnist chart | kubestrict -pod-security baseline'
 validate "checkpoints on a hostPath of their own, with the init container handing it over" -- \
@@ -138,6 +146,19 @@ refused "the validator refuses a misspelt ServiceMonitor field" 'unknown field "
 refused "the validator refuses a ServiceMonitor selecting none of the Services" 'selects none of the Services' \
   bash -c 'helm template mnist chart --set metrics.serviceMonitor.enabled=true |
     sed "s/values: \[ps, worker\]/values: [chief]/" | kubestrict'
+refused "the validator refuses a PodDisruptionBudget selecting none of the pods" 'selects none of the pod templates' \
+  bash -c 'helm template mnist chart | sed "/^kind: PodDisruptionBudget/,/^---/ s/component: ps/component: chief/" | kubestrict'
+refused "the validator refuses a PodDisruptionBudget's maxUnavailable that is no percentage" 'spec.maxUnavailable: Invalid value: "1.5%"' \
+  bash -c 'helm template mnist chart | sed "s/maxUnavailable: 1$/maxUnavailable: 1.5%/" | kubestrict'
+refused "the validator refuses a misspelt PodMonitor field" 'unknown field "spec.podMetricsEndpoints\[0\].schema"' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/scheme:/schema:/" | kubestrict'
+refused "the validator refuses a PodMonitor selecting none of the pods" 'selects none of the pod templates' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/values: \[ps, worker\]/values: [chief]/" | kubestrict'
+refused "the validator refuses a PodMonitor on a port the pods lack" 'podMetricsEndpoints\[0\].port: Invalid value: "metrics"' \
+  bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
+    sed "s/- port: http$/- port: metrics/" | kubestrict'
 refused "the validator refuses a probe on a port its container lacks" 'livenessProbe.port: Not found: "metrics"' \
   bash -c 'helm template mnist chart | sed "s/port: http$/port: metrics/" | kubestrict'
 
@@ -205,16 +226,19 @@ done <<'EOF'
 worker.number 0|{worker: {number: 0}}|/worker/number
 ps.number -1|{ps: {number: -1}}|/ps/number
 ps.number 1025, above the daemon's maximum|{ps: {number: 1025}}|/ps/number
+ps.podDisruptionBudget.maxUnavailable 150%|{ps: {podDisruptionBudget: {maxUnavailable: 150%}}}|/ps/podDisruptionBudget/maxUnavailable
 ps.limit.cpu abc|{ps: {limit: {cpu: abc}}}|/ps/limit/cpu
 worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|/worker/podManagementPolicy
 unknown top-level key|{epochs: 10}|'epochs' not allowed
 unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
 hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
+hyperparams.learningrate not a number|{hyperparams: {learningrate: "0.01a"}}|/hyperparams/learningrate
 logs.type nfs|{logs: {type: nfs}}|/logs/type
 http.port 0|{http: {port: 0}}|/http/port
 probes.liveness.periodSeconds 0|{probes: {liveness: {periodSeconds: 0}}}|/probes/liveness/periodSeconds
 a startup probe, which the chart does not have|{probes: {startup: {enabled: true}}}|'startup' not allowed
 metrics.serviceMonitor.interval 30 seconds|{metrics: {serviceMonitor: {interval: 30 seconds}}}|/metrics/serviceMonitor/interval
+metrics.podMonitor.scrapeTimeout 10 seconds|{metrics: {podMonitor: {scrapeTimeout: 10 seconds}}}|/metrics/podMonitor/scrapeTimeout
 test.timeoutSeconds 0|{test: {timeoutSeconds: 0}}|/test/timeoutSeconds
 networkPolicy.httpFrom with a misspelt peer|{networkPolicy: {httpFrom: [{ipblock: {cidr: 10.0.0.0/8}}]}}|'ipblock' not allowed
 idleTimeoutSeconds -1|{idleTimeoutSeconds: -1}|/idleTimeoutSeconds
@@ -233,6 +257,10 @@ probes.readiness.periodSeconds above an int32|{probes: {readiness: {periodSecond
 worker.image.digest not a digest|{worker: {image: {digest: latest}}}|/worker/image/digest
 a resource name with a space|{ps: {limit: {gpu count: 1}}}|invalid propertyName 'gpu count'
 runId with a slash|{runId: a/b}|/runId
+clusterName a path|{clusterName: ../a}|/clusterName
+serviceAccount.name with capitals|{serviceAccount: {name: Trainer}}|/serviceAccount/name
+extraEnvFrom naming both a ConfigMap and a Secret|{extraEnvFrom: [{configMapRef: {name: a}, secretRef: {name: b}}]}|/extraEnvFrom/0
+extraEnvFrom with a misspelt source|{extraEnvFrom: [{configmapRef: {name: a}}]}|'configmapRef' not allowed
 EOF
 # Rules between values, or needing a sentence to say what to write instead, are the templates'
 # fails; helm lint refuses those too (see pstrain.fail).
@@ -250,7 +278,41 @@ fullnameOverride not a DNS-1035 label|{fullnameOverride: mnist.v2}|fullnameOverr
 fullnameOverride too long for the ServiceMonitor's name|{fullnameOverride: a-prefix-of-forty-five-characters-is-too-long}|"a-prefix-of-forty-five-characters-is-too-long-metrics" must be at most 52 characters
 hyperparams.datadir on no volume|{hyperparams: {datadir: /tmp/mnist-data}}|hyperparams.datadir /tmp/mnist-data is on none of volumeMounts
 extraEnv replacing POD_NAME|{extraEnv: [{name: POD_NAME, value: x}]}|extraEnv or worker.env sets POD_NAME
+hyperparams.learningrate 0 as a string, beyond what the schema checks of a string|{hyperparams: {learningrate: "0"}}|hyperparams.learningrate 0 is out of range: it must be above 0 and at most 10
 EOF
+echo "== values given with --set, as a hyperparameter sweep gives them"
+# helm's --set reads an integer as a number and anything else (0.01, 1e-3) as a string: each
+# setting is accepted by helm lint --strict, and the daemon's file holds its value as written.
+while IFS='|' read -r setting line; do
+  if ! out="$(helm lint --strict chart --set "$setting" 2>&1)"; then
+    fail "--set $setting: refused by helm lint --strict" "$out"
+  elif ! out="$(helm template mnist chart --set "$setting" --show-only templates/configmap.yaml 2>&1)"; then
+    fail "--set $setting: refused by helm template" "$out"
+  elif ! grep -qxF "    $line" <<<"$out"; then
+    fail "--set $setting: the daemon's file lacks the line $line" "$out"
+  else
+    pass "--set $setting: accepted, the daemon's file says $line"
+  fi
+done <<'EOF'
+hyperparams.learningrate=0.01|learningRate: 0.01
+hyperparams.learningrate=1e-3|learningRate: 0.001
+hyperparams.learningrate=.5|learningRate: 0.5
+hyperparams.learningrate=1|learningRate: 1
+hyperparams.batchsize=50|batchSize: 50
+hyperparams.trainsteps=20000|trainSteps: 20000
+hyperparams.seed=7|seed: 7
+hyperparams.hiddenunits=256|hiddenUnits: "256"
+hyperparams.hiddenunits=256\,128|hiddenUnits: "256,128"
+hyperparams.optimizer=sgd|optimizer: sgd
+hyperparams.sync=true|sync: true
+reporting.evalEverySteps=500|evalEverySteps: 500
+checkpoints.everySeconds=10|checkpointEverySeconds: 10
+EOF
+validate "--set ps.limit.cpu=0.5 and worker.limit.cpu=1.5, decimal CPU limits as strings" -- \
+  --set ps.limit.cpu=0.5 --set worker.limit.cpu=1.5
+refused "--set hyperparams.learningrate=0,01 (a decimal comma), refused naming the key" '/hyperparams/learningrate' \
+  helm lint --strict chart --set 'hyperparams.learningrate=0\,01'
+
 # The release name reaches only helm template and install (helm lint names its release itself).
 refused "helm template: release name mnist.v2, not a DNS-1035 label" \
   "release name \"mnist.v2\" cannot prefix the pods' names, which must be DNS-1035 labels" \

@@ -65,17 +65,36 @@ app.kubernetes.io/instance: {{ .ctx.Release.Name }}
 app.kubernetes.io/component: {{ .component }}
 {{- end }}
 
-{{/* pstrain.labels are the labels of every resource and pod. */}}
-{{- define "pstrain.labels" -}}
+{{/* pstrain.ownLabels are the chart's own labels of every resource and pod. */}}
+{{- define "pstrain.ownLabels" -}}
 helm.sh/chart: {{ include "pstrain.chart" .ctx }}
 {{ include "pstrain.selectorLabels" . }}
 app.kubernetes.io/version: {{ .ctx.Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .ctx.Release.Service }}
 {{- end }}
 
-{{/* pstrain.podLabels are the labels of a pod: podLabels, and the chart's own, which win. */}}
+{{/*
+pstrain.labels are the labels of every resource: the chart's own, then (dict "ctx" $ "component"
+… "labels" …) the resource's own labels from values if any, then commonLabels; the first of a
+name wins. Never in selectors or claim templates, which helm upgrade cannot change. The chart's
+own come first as they always were, so that without extra labels the ConfigMap, and so the pods'
+checksum/config, stays the same.
+*/}}
+{{- define "pstrain.labels" -}}
+{{- $own := include "pstrain.ownLabels" . }}
+{{- $extra := merge (deepCopy (.labels | default dict)) (deepCopy (.ctx.Values.commonLabels | default dict)) }}
+{{- range $name, $_ := $own | fromYaml }}
+{{- $_ := unset $extra $name }}
+{{- end }}
+{{- $own }}
+{{- with $extra }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* pstrain.podLabels are the labels of a pod: the chart's own, then podLabels, then commonLabels. */}}
 {{- define "pstrain.podLabels" -}}
-{{- merge (include "pstrain.labels" . | fromYaml) (.ctx.Values.podLabels | default dict) | toYaml }}
+{{- include "pstrain.labels" (merge (dict "labels" .ctx.Values.podLabels) .) }}
 {{- end }}
 
 {{/*
@@ -190,6 +209,20 @@ distributed-tensorflow's hyperparams.logdir can only name it.
 {{- $logDir }}
 {{- end }}
 
+{{/*
+pstrain.learningRate is hyperparams.learningrate as a number. helm's --set reads only integers as
+numbers, so --set hyperparams.learningrate=0.01 gives the string "0.01": the schema accepts a
+string of a number's form, whose range it cannot check, and this refuses one out of range.
+*/}}
+{{- define "pstrain.learningRate" -}}
+{{- $given := .Values.hyperparams.learningrate }}
+{{- $rate := $given | float64 }}
+{{- if or (le $rate 0.0) (gt $rate 10.0) }}
+{{- include "pstrain.fail" (printf "hyperparams.learningrate %v is out of range: it must be above 0 and at most 10" $given) }}
+{{- end }}
+{{- $rate }}
+{{- end }}
+
 {{/* pstrain.configPath is the daemon's configuration file, from the ConfigMap. */}}
 {{- define "pstrain.configPath" -}}
 /etc/pstrain/pstrain.yaml
@@ -224,11 +257,18 @@ data.volume; distributed-tensorflow's hyperparams.datadir, which must be on one 
 
 {{/*
 pstrain.podSubPath is the subPathExpr of a pod's own directory on a volume every pod of the
-release mounts: <namespace>/<pod>, so that releases of the same name in two namespaces (or two
-clusters sharing a node directory) never share one.
+release mounts: [<clusterName>/]<namespace>/<pod>, so that releases of the same name in two
+namespaces, or in two clusters sharing a node directory (kind clusters of kind-config.yml share
+the host's /tmp/mnist), never share one. It names no node: a pod rescheduled to another node of
+the same cluster finds the same directory wherever the nodes share it.
 */}}
 {{- define "pstrain.podSubPath" -}}
-$(POD_NAMESPACE)/$(POD_NAME)
+{{ include "pstrain.clusterDir" . }}$(POD_NAMESPACE)/$(POD_NAME)
+{{- end }}
+
+{{/* pstrain.clusterDir is the cluster's directory above the namespaces': "<clusterName>/", or nothing. */}}
+{{- define "pstrain.clusterDir" -}}
+{{- with .Values.clusterName }}{{ . }}/{{ end }}
 {{- end }}
 
 {{/*
@@ -296,6 +336,19 @@ Either way each pod writes into its own sub-directory unless the mount sets one.
 {{- $mount = merge (dict "subPathExpr" (include "pstrain.podSubPath" .)) $mount }}
 {{- end }}
 {{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts "extraVolumes" $extraVolumes | toJson }}
+{{- end }}
+
+{{/*
+pstrain.serviceAccountName is the ServiceAccount of the release's pods: serviceAccount.name, else
+<prefix> when the chart creates it; empty (the namespace's default) when it creates none and no
+name is given.
+*/}}
+{{- define "pstrain.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- .Values.serviceAccount.name | default (include "pstrain.fullname" .) }}
+{{- else }}
+{{- .Values.serviceAccount.name }}
+{{- end }}
 {{- end }}
 
 {{/* pstrain.authSecret is the name of the Secret holding the shared key. */}}

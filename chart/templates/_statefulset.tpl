@@ -65,6 +65,9 @@ spec:
       imagePullSecrets:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+      {{- with include "pstrain.serviceAccountName" .ctx }}
+      serviceAccountName: {{ . }}
+      {{- end }}
       # The daemon does not talk to the Kubernetes API, and reads no Service environment variables.
       automountServiceAccountToken: false
       enableServiceLinks: false
@@ -136,6 +139,12 @@ spec:
             {{- with include "pstrain.extraEnv" . }}
             {{- . | nindent 12 }}
             {{- end }}
+          {{- with $values.extraEnvFrom }}
+          # A variable of env wins over one of the same name here: POD_NAME and POD_NAMESPACE
+          # stay the pod's own.
+          envFrom:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
           ports:
             - name: {{ .component }}
               containerPort: {{ $role.port | int64 }}

@@ -9,15 +9,19 @@
 //
 // Across documents it checks what would fail only at run time: a probe naming a port its
 // container does not have, a Service whose named targetPort no selected pod template has, a
-// ServiceMonitor that selects no Service of the stream or names a port those Services lack, and
+// ServiceMonitor that selects no Service of the stream or names a port those Services lack, a
+// PodMonitor that selects no pod template of the stream or names a port their containers lack, a
+// PodDisruptionBudget that selects no pod template of the stream, and
 // a secret or configMap volume asking for a key its Secret or ConfigMap of the stream lacks.
 //
-// ServiceMonitor (monitoring.coreos.com/v1) is a custom resource: it is decoded strictly into the
-// Prometheus Operator's own Go types (github.com/prometheus-operator/prometheus-operator/pkg/apis/
-// monitoring), and its durations are checked against the pattern of the operator's CRD. Any
-// other kind the scheme does not know is an error.
+// ServiceMonitor and PodMonitor (monitoring.coreos.com/v1) are custom resources: they are decoded
+// strictly into the Prometheus Operator's own Go types (github.com/prometheus-operator/
+// prometheus-operator/pkg/apis/monitoring), and their durations are checked against the pattern
+// of the operator's CRDs. Any other kind the scheme does not know is an error.
 //
-// Usage: helm template … | kubestrict [-pod-security baseline|restricted]
+// With -labels it also requires every document, and every pod template, to carry those labels.
+//
+// Usage: helm template … | kubestrict [-pod-security baseline|restricted] [-labels k=v,…]
 package main
 
 import (
@@ -29,11 +33,13 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"sort"
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/labels"
@@ -50,6 +56,7 @@ import (
 
 func main() {
 	level := flag.String("pod-security", "", "also check every pod against this Pod Security level (baseline or restricted)")
+	required := flag.String("labels", "", "labels key=value,… every document and every pod template must carry")
 	flag.Parse()
 	scheme := runtime.NewScheme()
 	for _, add := range []func(*runtime.Scheme) error{clientgoscheme.AddToScheme, monitoringv1.AddToScheme} {
@@ -59,6 +66,14 @@ func main() {
 		}
 	}
 	v := validator{decoder: serializer.NewCodecFactory(scheme, serializer.EnableStrict).UniversalDeserializer()}
+	if *required != "" {
+		set, err := labels.ConvertSelectorToLabelsMap(*required)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubestrict: -labels:", err)
+			os.Exit(2)
+		}
+		v.requiredLabels = set
+	}
 	if *level != "" {
 		if err := v.enablePodSecurity(*level); err != nil {
 			fmt.Fprintln(os.Stderr, "kubestrict:", err)
@@ -81,6 +96,8 @@ type validator struct {
 	// podSecurity evaluates pods at podSecurityLevel; nil when not asked for.
 	podSecurity      policy.Evaluator
 	podSecurityLevel psa.LevelVersion
+	// requiredLabels must be on every document and pod template; nil when not asked for.
+	requiredLabels labels.Set
 }
 
 func (v *validator) enablePodSecurity(level string) error {
@@ -180,6 +197,10 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 	}
 	name := gvk.Kind + " " + meta.Name
 	errs := validateMeta(meta)
+	errs = append(errs, v.checkRequiredLabels(meta.Labels, field.NewPath("metadata", "labels"))...)
+	if template := podTemplateOf(obj); template != nil {
+		errs = append(errs, v.checkRequiredLabels(template.Labels, field.NewPath("spec", "template", "metadata", "labels"))...)
+	}
 	switch o := obj.(type) {
 	case *appsv1.StatefulSet:
 		path := field.NewPath("spec")
@@ -212,6 +233,10 @@ func (v *validator) validateDocument(doc []byte) (string, runtime.Object, []erro
 		}
 	case *monitoringv1.ServiceMonitor:
 		errs = append(errs, validateServiceMonitor(o)...)
+	case *monitoringv1.PodMonitor:
+		errs = append(errs, validatePodMonitor(o)...)
+	case *policyv1.PodDisruptionBudget:
+		errs = append(errs, validatePodDisruptionBudget(o)...)
 	}
 	return name, obj, errs
 }
@@ -244,6 +269,65 @@ func validateServiceMonitor(sm *monitoringv1.ServiceMonitor) []error {
 		}{{"interval", e.Interval}, {"scrapeTimeout", e.ScrapeTimeout}} {
 			if !promDuration.MatchString(string(d.value)) {
 				errs = append(errs, field.Invalid(ep.Child(d.name), string(d.value), "not a Prometheus duration such as 30s or 1m30s"))
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodMonitor checks what the PodMonitor CRD's schema requires of the fields this chart
+// sets: a selector, endpoints naming a container port, and well-formed durations.
+func validatePodMonitor(pm *monitoringv1.PodMonitor) []error {
+	path := field.NewPath("spec")
+	var errs []error
+	if len(pm.Spec.Selector.MatchLabels) == 0 && len(pm.Spec.Selector.MatchExpressions) == 0 {
+		errs = append(errs, field.Required(path.Child("selector"), "an empty selector scrapes every pod of the namespace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(&pm.Spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), pm.Spec.Selector, err.Error()))
+	}
+	if len(pm.Spec.PodMetricsEndpoints) == 0 {
+		errs = append(errs, field.Required(path.Child("podMetricsEndpoints"), ""))
+	}
+	for i, e := range pm.Spec.PodMetricsEndpoints {
+		ep := path.Child("podMetricsEndpoints").Index(i)
+		if e.Port == nil || *e.Port == "" {
+			errs = append(errs, field.Required(ep.Child("port"), "the name of a container port"))
+		}
+		for _, d := range []struct {
+			name  string
+			value monitoringv1.Duration
+		}{{"interval", e.Interval}, {"scrapeTimeout", e.ScrapeTimeout}} {
+			if !promDuration.MatchString(string(d.value)) {
+				errs = append(errs, field.Invalid(ep.Child(d.name), string(d.value), "not a Prometheus duration such as 30s or 1m30s"))
+			}
+		}
+	}
+	return errs
+}
+
+// validatePodDisruptionBudget checks what the API server checks of the fields this chart sets:
+// a selector, and one of minAvailable and maxUnavailable, a non-negative number or a percentage.
+func validatePodDisruptionBudget(pdb *policyv1.PodDisruptionBudget) []error {
+	path := field.NewPath("spec")
+	var errs []error
+	if pdb.Spec.Selector == nil || (len(pdb.Spec.Selector.MatchLabels) == 0 && len(pdb.Spec.Selector.MatchExpressions) == 0) {
+		errs = append(errs, field.Required(path.Child("selector"), "an empty selector selects every pod of the namespace"))
+	} else if _, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector); err != nil {
+		errs = append(errs, field.Invalid(path.Child("selector"), pdb.Spec.Selector, err.Error()))
+	}
+	if (pdb.Spec.MinAvailable == nil) == (pdb.Spec.MaxUnavailable == nil) {
+		errs = append(errs, field.Invalid(path, "", "exactly one of minAvailable and maxUnavailable"))
+	}
+	for name, v := range map[string]*intstr.IntOrString{"minAvailable": pdb.Spec.MinAvailable, "maxUnavailable": pdb.Spec.MaxUnavailable} {
+		if v == nil {
+			continue
+		}
+		if v.Type == intstr.Int && v.IntVal < 0 {
+			errs = append(errs, field.Invalid(path.Child(name), v.IntVal, "must be non-negative"))
+		}
+		if v.Type == intstr.String {
+			for _, msg := range validation.IsValidPercent(v.StrVal) {
+				errs = append(errs, field.Invalid(path.Child(name), v.StrVal, msg))
 			}
 		}
 	}
@@ -296,6 +380,38 @@ func crossCheck(docs []*document) {
 						d.errs = append(d.errs, field.NotFound(field.NewPath("spec", "ports").Index(i).Child("targetPort"), p.TargetPort.StrVal))
 					}
 				}
+			}
+		case *monitoringv1.PodMonitor:
+			selector, err := metav1.LabelSelectorAsSelector(&o.Spec.Selector)
+			if err != nil || selector.Empty() {
+				continue // reported by validatePodMonitor
+			}
+			selected := 0
+			for _, t := range templates {
+				if !selector.Matches(labels.Set(t.labels)) {
+					continue
+				}
+				selected++
+				for i, e := range o.Spec.PodMetricsEndpoints {
+					if e.Port != nil && *e.Port != "" && !hasContainerPort(t.spec, *e.Port) {
+						d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "podMetricsEndpoints").Index(i).Child("port"), *e.Port, "a selected pod template has no container port of that name"))
+					}
+				}
+			}
+			if selected == 0 {
+				d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "selector"), o.Spec.Selector, "selects none of the pod templates rendered with it"))
+			}
+		case *policyv1.PodDisruptionBudget:
+			selector, err := metav1.LabelSelectorAsSelector(o.Spec.Selector)
+			if err != nil || selector.Empty() {
+				continue // reported by validatePodDisruptionBudget
+			}
+			selects := false
+			for _, t := range templates {
+				selects = selects || selector.Matches(labels.Set(t.labels))
+			}
+			if !selects {
+				d.errs = append(d.errs, field.Invalid(field.NewPath("spec", "selector"), o.Spec.Selector, "selects none of the pod templates rendered with it"))
 			}
 		case *monitoringv1.ServiceMonitor:
 			selector, err := metav1.LabelSelectorAsSelector(&o.Spec.Selector)
@@ -450,6 +566,41 @@ func hasServicePort(s *corev1.Service, name string) bool {
 		}
 	}
 	return false
+}
+
+// podTemplateOf is the pod template of a workload, nil for other kinds.
+func podTemplateOf(obj runtime.Object) *corev1.PodTemplateSpec {
+	switch o := obj.(type) {
+	case *appsv1.StatefulSet:
+		return &o.Spec.Template
+	case *appsv1.Deployment:
+		return &o.Spec.Template
+	case *appsv1.DaemonSet:
+		return &o.Spec.Template
+	}
+	return nil
+}
+
+// checkRequiredLabels reports each label of -labels that set lacks or gives another value.
+func (v *validator) checkRequiredLabels(set map[string]string, path *field.Path) []error {
+	var errs []error
+	for _, key := range sortedKeys(v.requiredLabels) {
+		if got, ok := set[key]; !ok {
+			errs = append(errs, field.Required(path.Key(key), "-labels asks for "+key+"="+v.requiredLabels[key]))
+		} else if got != v.requiredLabels[key] {
+			errs = append(errs, field.Invalid(path.Key(key), got, "-labels asks for "+v.requiredLabels[key]))
+		}
+	}
+	return errs
+}
+
+func sortedKeys(set labels.Set) []string {
+	keys := make([]string, 0, len(set))
+	for k := range set {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func (v *validator) checkPodSecurity(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []error {
