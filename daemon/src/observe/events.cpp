@@ -88,9 +88,10 @@ void Events::workerStep(std::uint64_t localStep, std::uint64_t globalStep, float
          false);
 }
 
-void Events::accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy) {
+void Events::accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+                      double takenAt) {
   record("accuracy", {integer("localStep", localStep), integer("step", globalStep),
-                      number("accuracy", accuracy)});
+                      number("accuracy", accuracy), number("takenAt", takenAt)});
 }
 
 void Events::averaged(std::uint64_t globalStep, int averaged, int workers) {

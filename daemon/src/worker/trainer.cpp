@@ -33,16 +33,15 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   metrics_.setState(observe::State::kTraining);
 
   model::Mlp mlp(layout_);
-  std::optional<model::Mlp> evaluator;
-  if (chief) evaluator.emplace(layout_);
-  auto evaluate = [&](std::uint64_t localStep, std::uint64_t globalStep) {
-    double accuracy = model::accuracy(*evaluator, params_.data(), test->pixels.data(),
-                                      test->labels.data(), test->count);
-    logger->info("Accuracy at local step {}: {:.4f}", localStep, accuracy);
-    metrics_.events().accuracy(localStep, globalStep, accuracy);
-    metrics_.recordAccuracy(accuracy);
-    return accuracy;
+  auto reportAccuracy = [&](const Evaluator::Result& result) {
+    logger->info("Accuracy at local step {}: {:.4f}", result.localStep, result.accuracy);
+    metrics_.events().accuracy(result.localStep, result.globalStep, result.accuracy,
+                               result.takenAt);
+    metrics_.recordAccuracy(result.accuracy);
   };
+  // The chief's evaluations during training, off the training thread.
+  std::optional<Evaluator> evaluator;
+  if (chief) evaluator.emplace(layout_, *test, reportAccuracy);
 
   BatchSampler sampler(train.count, size_t(options_.batchSize),
                        options_.seed + 1 + size_t(index));
@@ -99,7 +98,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
       }
       if (chief && options_.evalEverySteps > 0 &&
           result.localSteps % std::uint64_t(options_.evalEverySteps) == 0) {
-        evaluate(result.localSteps, globalStep);
+        evaluator->submit(params_.data(), result.localSteps, globalStep);
       }
     }
   }
@@ -117,9 +116,13 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   logger->info("Training ends @ {:.6f}", unixTime());
   logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
   if (chief) {
+    evaluator->drain();
     // Every ps has stopped applying gradients, so this pull sees the final model.
     globalStep = pull().globalStep;
-    result.testAccuracy = evaluate(result.localSteps, globalStep);
+    const double takenAt = unixTime();
+    result.testAccuracy = model::accuracy(mlp, params_.data(), test->pixels.data(),
+                                          test->labels.data(), test->count);
+    reportAccuracy({result.localSteps, globalStep, takenAt, *result.testAccuracy});
   }
   result.globalStep = globalStep;
   metrics_.events().done(globalStep, result.elapsedSeconds, result.testAccuracy);

@@ -93,7 +93,7 @@ BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
   BOOST_TEST(first->getValue<std::uint64_t>("next") == 2u);
   BOOST_TEST(eventNames(first->getArray("events")) == (std::vector<std::string>{"state", "step"}));
 
-  events.accuracy(1, 10, 0.75);
+  events.accuracy(1, 10, 0.75, 1.0e9);
   auto next = parseObject(events.since(2));
   BOOST_TEST(next->getValue<std::uint64_t>("next") == 3u);
   BOOST_TEST(eventNames(next->getArray("events")) == std::vector<std::string>{"accuracy"});

@@ -23,7 +23,7 @@ BOOST_AUTO_TEST_CASE(reads_loss_from_ps_steps_and_accuracy_at_its_global_step) {
     Events worker("worker", 0, dir.file("worker.jsonl"));
     worker.workerStep(1, 1, 9.0f);  // a worker's loss is its own batch's: not plotted
     worker.workerStep(2, 3, 9.0f);
-    worker.accuracy(2, 3, 0.75);
+    worker.accuracy(2, 3, 0.75, 1.0e9);
   }
   auto curve = readTrainingCurve({dir.file("ps.jsonl"), dir.file("worker.jsonl")});
   BOOST_REQUIRE(curve.loss.size() == 2u);

@@ -51,7 +51,9 @@ class Events {
   void staleness(std::uint64_t pushes, double mean, double p99);
   // A worker's own step (at the cadence of its progress line).
   void workerStep(std::uint64_t localStep, std::uint64_t globalStep, float loss);
-  void accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy);
+  // `takenAt`: when the parameters evaluated were taken (Unix seconds); evaluation comes later.
+  void accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+                double takenAt);
   // A sync step that averaged fewer gradients than there are workers.
   void averaged(std::uint64_t globalStep, int averaged, int workers);
   // Connections: `peer` is "ps HOST:PORT" or "worker N".

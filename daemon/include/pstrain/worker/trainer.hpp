@@ -10,6 +10,7 @@
 #include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/push_encoding.hpp"
+#include "pstrain/worker/evaluator.hpp"
 
 namespace pstrain::worker {
 
