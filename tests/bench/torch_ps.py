@@ -18,7 +18,8 @@ seconds, and reports an error in one line with a non-zero exit.
 Run:   /usr/bin/python3 tests/bench/torch_ps.py [--ps 2] [--workers 2] [--timeout 600]
            [the options of torch_single.py: --train-steps 3000 --batch-size 100 ...]
 Prints one JSON object (to stdout, or to --summary-json FILE):
-  {"global_step", "test_accuracy", "training_elapsed_s", "global_steps_per_s", "ps", "workers"}
+  {"global_step", "test_accuracy", "training_elapsed_s", "global_steps_per_s", "ps", "workers",
+   "accuracy_curve"}
 timed as pstrain does: worker 0's training loop, from its first step to the end.
 """
 import argparse
@@ -103,7 +104,14 @@ def run_worker(args, index):
 
     pull_all()
     start = time.perf_counter()
+    # Worker 0's snapshots of the parameters every --eval-every-steps of its steps, evaluated
+    # after training as pstrain's evaluator does off the training thread: [taken at, step, params].
+    snapshots = []
+    local_steps = 0
     while min(steps) < args.train_steps:
+        if index == 0 and args.eval_every_steps and local_steps % args.eval_every_steps == 0:
+            snapshots.append((time.time(), min(steps), flat.detach().clone()))
+        local_steps += 1
         batch = sampler.next()
         flat.grad = None
         mlp.backward(flat, images[batch], labels[batch])
@@ -114,8 +122,11 @@ def run_worker(args, index):
     if index == 0:
         pull_all()  # every ps has stopped: this is the final model
         test_images, test_labels = common.load_set(args.data_dir, "t10k")
+        curve = [[taken, step, mlp.accuracy(params, test_images, test_labels)]
+                 for taken, step, params in snapshots]
         with open(args.result, "w") as f:
             json.dump({"global_step": min(steps),
+                       "accuracy_curve": curve,
                        "test_accuracy": mlp.accuracy(flat, test_images, test_labels),
                        "training_elapsed_s": elapsed,
                        "global_steps_per_s": min(steps) / elapsed,
@@ -193,6 +204,10 @@ def main():
     parser = common.model_arguments(__doc__.splitlines()[0])
     parser.add_argument("--ps", type=common.positive_int, default=2)
     parser.add_argument("--workers", type=common.positive_int, default=2)
+    parser.add_argument("--eval-every-steps", type=int, default=0,
+                        help="worker 0 snapshots the parameters every N of its steps; the result's "
+                        "accuracy_curve has their test accuracy: [unix time taken, global step, "
+                        "accuracy]")
     parser.add_argument("--timeout", type=common.positive_int, default=600,
                         help="seconds the whole run may take")
     for internal in ("--role", "--index", "--store", "--result"):  # set by the launcher

@@ -44,7 +44,7 @@ struct Config {
   OptimizerKind optimizer = OptimizerKind::kAdam;
   bool sync = false;
   // How many workers compute at once (ps::StepGate); 0: all of them; kUnset until configured,
-  // which a ps takes as 0 and `pstrain local` as the CPUs its processes share.
+  // which a ps takes as 0 and `pstrain local` as one more than the CPUs its processes share.
   static constexpr int kUnset = -1;
   int concurrentWorkers = kUnset;
   std::int64_t logEverySteps = 1;

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""Prints time_to_accuracy.sh's table from the runs it left in WORK."""
+import glob
+import json
+import os
+import statistics
+import sys
+
+work, repeats = sys.argv[1], int(sys.argv[2])
+targets = (0.85, 0.87)
+
+
+def curve(base):
+    """[(seconds since the command started, global step, accuracy)] of one run, by step."""
+    start = float(open(base + ".start").read())
+    summary = json.load(open(base + ".json"))
+    if "accuracy_curve" in summary:  # the PyTorch peer
+        return [(t - start, step, a) for t, step, a in summary["accuracy_curve"]], summary, None
+    points = []
+    for line in open(os.path.join(base, "worker-0", "events.jsonl")):
+        event = json.loads(line)
+        if event["event"] == "accuracy":
+            points.append((event["takenAt"] - start, event["step"], event["accuracy"]))
+    staleness = []
+    for path in glob.glob(os.path.join(base, "ps-*", "events.jsonl")):
+        for line in open(path):
+            event = json.loads(line)
+            if event["event"] == "staleness":
+                staleness.append((event["mean"], event["p99"]))
+    return sorted(points, key=lambda p: p[1]), summary, staleness
+
+
+def first_at(points, target):
+    return next((t for t, _, a in points if a >= target), None)
+
+
+def accuracy_at(points, step):
+    """The accuracy of the first snapshot at or after `step` (the final one for the last step)."""
+    return next((a for _, s, a in points if s >= step), points[-1][2] if points else None)
+
+
+def median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value, pattern):
+    return "-" if value is None else pattern.format(value)
+
+
+rows = [("b100-w1", "async, batch 100, 1 worker"), ("b100-w2", "async, batch 100, 2 workers"),
+        ("b100-w4", "async, batch 100, 4 workers"), ("b100-w8", "async, batch 100, 8 workers"),
+        ("b100-w8-unbounded", "  8 workers, no bound"),
+        ("b100-w2-sync", "sync, batch 100, 2 workers"), ("b100-w8-sync", "sync, batch 100, 8 workers"),
+        ("b20-w1", "async, batch 20, 1 worker"), ("b20-w2", "async, batch 20, 2 workers"),
+        ("b20-w4", "async, batch 20, 4 workers"), ("b20-w8", "async, batch 20, 8 workers"),
+        ("b20-w8-unbounded", "  8 workers, no bound"),
+        ("torch-w2", "PyTorch ps, batch 100, 2 workers"), ("torch-w8", "PyTorch ps, batch 100, 8 workers")]
+print(f"Time to accuracy: 2 ps, Fashion-MNIST, 784-128-10, Adam (lr 0.001), 6000 global steps; "
+      f"medians of {repeats} interleaved runs")
+print(f"{'configuration':34} {'t(0.85)':>8} {'t(0.87)':>8} {'acc@3000':>8} {'acc@6000':>8} "
+      f"{'steps/s':>8} {'staleness':>10} {'p99':>4}")
+table = {}
+for name, label in rows:
+    runs = [curve(path[:-len(".json")]) for path in sorted(glob.glob(f"{work}/{name}.*.json"))]
+    if not runs:
+        continue
+    t = [median(first_at(points, target) for points, _, _ in runs) for target in targets]
+    a3000 = median(accuracy_at(points, 3000) for points, _, _ in runs)
+    a6000 = median(accuracy_at(points, 6000) for points, _, _ in runs)
+    rate = median(s.get("global_steps_per_s") for _, s, _ in runs)
+    stale = [st for _, _, st in runs if st]
+    mean = median(statistics.mean(m for m, _ in st) for st in stale) if stale else None
+    p99 = median(max(p for _, p in st) for st in stale) if stale else None
+    table[name] = t[0]
+    print(f"{label:34} {fmt(t[0], '{:.2f} s'):>8} {fmt(t[1], '{:.2f} s'):>8} "
+          f"{fmt(a3000, '{:.4f}'):>8} {fmt(a6000, '{:.4f}'):>8} {fmt(rate, '{:.0f}'):>8} "
+          f"{fmt(mean, '{:.2f}'):>10} {fmt(p99, '{:g}'):>4}")
+
+
+def ratio(a, b):
+    return None if table.get(a) is None or table.get(b) is None else table[a] / table[b]
+
+
+print(f"8 workers / 2 workers, time to 0.85: {fmt(ratio('b100-w8', 'b100-w2'), '{:.2f}')} at batch 100, "
+      f"{fmt(ratio('b20-w8', 'b20-w2'), '{:.2f}')} at batch 20   (goal <= 1.25); "
+      f"with no bound: {fmt(ratio('b100-w8-unbounded', 'b100-w2'), '{:.2f}')}, "
+      f"{fmt(ratio('b20-w8-unbounded', 'b20-w2'), '{:.2f}')}")
+print(f"PyTorch / pstrain, time to 0.85: {fmt(ratio('torch-w2', 'b100-w2'), '{:.2f}')} with 2 workers, "
+      f"{fmt(ratio('torch-w8', 'b100-w8'), '{:.2f}')} with 8   (goal >= 3)")
