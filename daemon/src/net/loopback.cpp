@@ -131,7 +131,7 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& address) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto listener = listeners_.find(address);
   if (listener == listeners_.end()) {
-    throw UnreachableError("connection to " + address + ": nothing listens there");
+    throw UnreachableError("nothing listens there");
   }
   auto toServer = std::make_shared<Pipe>();
   auto toClient = std::make_shared<Pipe>();

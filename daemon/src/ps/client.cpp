@@ -8,11 +8,6 @@
 #include "pstrain/net/handshake.hpp"
 
 namespace pstrain::ps {
-namespace {
-
-constexpr size_t kAnyShard = size_t(-1);
-
-}  // namespace
 
 Client::Client(ClientOptions options, Dialer dial, observe::Metrics& metrics)
     : options_(std::move(options)), dial_(std::move(dial)), metrics_(metrics) {}
@@ -34,10 +29,10 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
         net::Hello{Role::kWorker, options_.worker, options_.layout.parameterCount(),
                    options_.runId, {}},
         options_.authKey);
-    if (offset != kAnyShard && welcome.offset != offset) {
+    if (welcome.offset != offset) {
       // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused
       // pod address can; it sorts itself out as the records catch up.
-      throw UnreachableError("ps " + endpoint.toString() + " serves parameters from " +
+      throw UnreachableError("the ps there serves parameters from " +
                              std::to_string(welcome.offset) + ", not those from " +
                              std::to_string(offset));
     }

@@ -76,7 +76,7 @@ class Client {
     AlignedVector<float> values;           // a push's values when they are not a dense slice
   };
 
-  // A channel to `endpoint` that serves the shard starting at `offset` (any when npos).
+  // A channel to `endpoint` that serves the shard starting at `offset`.
   Link open(const cluster::Endpoint& endpoint, size_t offset);
   void reconnect(Link& link, float* params);
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
