@@ -68,7 +68,7 @@ int runStatus(const std::vector<std::string>& originalArgs) {
             std::printf("%s", predicted.c_str());
             break;
           }
-          if (waitSeconds < 0) throw PeerError(endpoint.toString() + ": " + problem);
+          if (waitSeconds < 0) throw RefusedError(endpoint.toString() + ": " + problem);
         } else {
           problem = "no progress yet (" + observe::describeProgress(status) + ")";
         }
@@ -77,7 +77,7 @@ int runStatus(const std::vector<std::string>& originalArgs) {
         problem = e.what();
       }
       if (std::chrono::steady_clock::now() >= deadline) {
-        throw PeerError(endpoint.toString() + ": " + problem + " after waiting " +
+        throw UnreachableError(endpoint.toString() + ": " + problem + " after waiting " +
                         std::to_string(long(waitSeconds)) + " s");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));

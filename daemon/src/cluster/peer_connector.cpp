@@ -39,11 +39,7 @@ void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point 
     try {
       attempt();
       return;
-    } catch (const ProtocolError&) {
-      throw;
-    } catch (const RefusedError&) {
-      throw;
-    } catch (const PeerError& e) {
+    } catch (const UnreachableError& e) {
       failure = e.what();
     }
     if (std::chrono::steady_clock::now() + backoff > deadline) {

@@ -121,9 +121,7 @@ void Client::post(net::MessageType type, const std::vector<std::uint8_t>& fields
         link.channel->send(type, fields, values, link.encoding->valueCount());
       }
       link.awaiting = true;
-    } catch (const ProtocolError&) {
-      throw;
-    } catch (const PeerError& e) {
+    } catch (const UnreachableError& e) {
       link.failure = e.what();
     }
   }
@@ -136,12 +134,8 @@ Client::Exchange Client::collect(float* params) {
     link.awaiting = false;
     try {
       receiveParams(link, params, exchange);
-    } catch (const ProtocolError&) {
-      throw;  // a ps that speaks nonsense is not cured by reconnecting
-    } catch (const RefusedError&) {
-      throw;
-    } catch (const PeerError& e) {
-      link.failure = e.what();
+    } catch (const UnreachableError& e) {
+      link.failure = e.what();  // a ps that refuses or speaks nonsense is not cured by reconnecting
     }
   }
   for (auto& link : links_) {

@@ -15,9 +15,9 @@ namespace pstrain::cluster {
 Poco::Net::StreamSocket connectOnce(const Endpoint& endpoint);
 
 // Runs `attempt` until it returns, again and again with capped exponential backoff while it
-// fails in a way a later attempt may not (a PeerError: the peer is not there yet, went away, or
-// is another one for now), until `deadline`; then throws the last failure, naming the peer. A
-// refusal or a protocol error ends it at once. The one retry loop of reaching a peer: pods start
+// fails with UnreachableError (the peer is not there yet, went away, or is another one for now),
+// until `deadline`; then throws the last failure, naming the peer. Any other error (a refusal,
+// a protocol error) ends it at once. The one retry loop of reaching a peer: pods start
 // in parallel and their DNS records appear late.
 void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
                 const std::function<void()>& attempt);

@@ -17,8 +17,7 @@
 
 namespace pstrain::ps {
 
-// One attempt at a channel to a ps: throws UnreachableError (or another PeerError) when it
-// fails. The TCP dialer resolves and connects once; tests dial a LoopbackNetwork.
+// One attempt at a channel to a ps: throws UnreachableError when it fails. The TCP dialer resolves and connects once; tests dial a LoopbackNetwork.
 using Dialer =
     std::function<std::unique_ptr<net::Channel>(const cluster::Endpoint&, std::uint32_t maxPayload)>;
 
@@ -45,9 +44,9 @@ class Client {
 
   Client(ClientOptions options, Dialer dial, observe::Metrics& metrics);
 
-  // Connects to every ps, retrying each with backoff until the peer timeout; throws PeerError
-  // (UnreachableError when a ps never appeared) when that is over, RefusedError or
-  // ProtocolError at once when a ps refuses this worker or cannot prove the key.
+  // Connects to every ps, retrying each with backoff until the peer timeout; throws
+  // UnreachableError when a ps never appeared, RefusedError or ProtocolError at once when a ps
+  // refuses this worker or cannot prove the key.
   void connect();
 
   // Every ps's slice of the parameters into `params`.
