@@ -37,7 +37,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
 }
 
 ps::ClientOptions clientOptions(const config::Config& settings, int index,
-                                std::vector<cluster::Endpoint> ps) {
+                                std::vector<net::Endpoint> ps) {
   return ps::ClientOptions{std::uint32_t(index),
                            config::runFingerprint(settings),
                            model::Layout::mnist(settings.hiddenUnits),

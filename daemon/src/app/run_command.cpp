@@ -20,7 +20,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
-#include "pstrain/cluster/peer_connector.hpp"
+#include "pstrain/net/dialer.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
@@ -92,7 +92,7 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
                settings.dataDir);
 
   ps::Client client(clientOptions(settings, placement.index, placement.ps),
-                    cluster::tcpDialer(&metrics.traffic), metrics);
+                    net::tcpDialer(&metrics.traffic), metrics);
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, metrics);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {

@@ -2,17 +2,17 @@
 
 #include <algorithm>
 
-#include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
+#include "pstrain/net/retry.hpp"
 
 namespace pstrain::ps {
 
-Client::Client(ClientOptions options, Dialer dial, observe::Metrics& metrics)
+Client::Client(ClientOptions options, net::Dialer dial, observe::Metrics& metrics)
     : options_(std::move(options)), dial_(std::move(dial)), metrics_(metrics) {}
 
-Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
+Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
   const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
                                         options_.layout.parameterCount() * sizeof(float));
   const auto deadline = std::chrono::steady_clock::now() +
@@ -20,7 +20,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
                             std::chrono::duration<double>(options_.peerTimeoutSeconds));
   Link link;
   link.endpoint = endpoint;
-  cluster::retryUntil(endpoint, deadline, [&] {
+  net::retryUntil(endpoint, deadline, [&] {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);

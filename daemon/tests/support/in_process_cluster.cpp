@@ -29,8 +29,8 @@ InProcessCluster::~InProcessCluster() {
   }
 }
 
-ps::Dialer InProcessCluster::dialer() {
-  return [this](const cluster::Endpoint& endpoint, std::uint32_t) {
+net::Dialer InProcessCluster::dialer() {
+  return [this](const net::Endpoint& endpoint, std::uint32_t) {
     return network_.dial(endpoint.toString());
   };
 }
@@ -63,7 +63,7 @@ void InProcessCluster::stopPs(int index) {
 
 std::unique_ptr<ps::Client> InProcessCluster::client(int index,
                                                      std::optional<std::uint64_t> runId) {
-  std::vector<cluster::Endpoint> ps;
+  std::vector<net::Endpoint> ps;
   for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
   auto options = app::clientOptions(settings_, index, ps);
   if (runId) options.runId = *runId;

@@ -28,7 +28,7 @@ class InProcessCluster {
   ~InProcessCluster();
 
   const config::Config& settings() const { return settings_; }
-  static cluster::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
+  static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
 
   void startPs(int index);
   // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
@@ -64,7 +64,7 @@ class InProcessCluster {
     std::string failure;
   };
 
-  ps::Dialer dialer();
+  net::Dialer dialer();
   void newWorkerMetrics(WorkerThread& worker, int index);
 
   TempDir checkpoints_;

@@ -8,25 +8,22 @@
 #include <string>
 #include <vector>
 
-#include "pstrain/cluster/placement.hpp"
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/net/channel.hpp"
+#include "pstrain/net/dialer.hpp"
+#include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
 
-// One attempt at a channel to a ps: throws UnreachableError when it fails. The TCP dialer resolves and connects once; tests dial a LoopbackNetwork.
-using Dialer =
-    std::function<std::unique_ptr<net::Channel>(const cluster::Endpoint&, std::uint32_t maxPayload)>;
-
 struct ClientOptions {
   std::uint32_t worker = 0;
   std::uint64_t runId = 0;
   model::Layout layout = model::Layout::mnist({});  // the run's model
   std::string authKey;
-  std::vector<cluster::Endpoint> ps;  // in shard order
+  std::vector<net::Endpoint> ps;  // in shard order
   double peerTimeoutSeconds = 300;    // for a ps to appear, or to come back
   double idleTimeoutSeconds = 0;      // for an answer; 0: wait for ever
 };
@@ -42,7 +39,7 @@ class Client {
     double serviceSeconds = 0;      // the longest any ps held the request
   };
 
-  Client(ClientOptions options, Dialer dial, observe::Metrics& metrics);
+  Client(ClientOptions options, net::Dialer dial, observe::Metrics& metrics);
 
   // Connects to every ps, retrying each with backoff until the peer timeout; throws
   // UnreachableError when a ps never appeared, RefusedError or ProtocolError at once when a ps
@@ -64,7 +61,7 @@ class Client {
 
  private:
   struct Link {
-    cluster::Endpoint endpoint;
+    net::Endpoint endpoint;
     std::unique_ptr<net::Channel> channel;
     net::Welcome shard{};
     std::uint64_t globalStep = 0;
@@ -76,7 +73,7 @@ class Client {
   };
 
   // A channel to `endpoint` that serves the shard starting at `offset`.
-  Link open(const cluster::Endpoint& endpoint, size_t offset);
+  Link open(const net::Endpoint& endpoint, size_t offset);
   void reconnect(Link& link, float* params);
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
@@ -85,7 +82,7 @@ class Client {
   void receiveParams(Link& link, float* params, Exchange& exchange);
 
   const ClientOptions options_;
-  const Dialer dial_;
+  const net::Dialer dial_;
   observe::Metrics& metrics_;
   std::vector<Link> links_;
 };

@@ -1,37 +1,16 @@
-#include "pstrain/cluster/peer_connector.hpp"
-
-#include <Poco/Net/NetException.h>
-#include <Poco/Net/SocketAddress.h>
+#include "pstrain/net/retry.hpp"
 
 #include <algorithm>
 #include <thread>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
-#include "pstrain/net/connection.hpp"
 
-namespace pstrain::cluster {
-
-Poco::Net::StreamSocket connectOnce(const Endpoint& endpoint) {
-  std::unique_ptr<Poco::Net::SocketAddress> address;
-  try {
-    address = std::make_unique<Poco::Net::SocketAddress>(
-        endpoint.host, static_cast<Poco::UInt16>(endpoint.port));
-  } catch (const Poco::Exception& e) {
-    throw UnreachableError("DNS name did not resolve (" + e.displayText() + ")");
-  }
-  try {
-    Poco::Net::StreamSocket socket;
-    socket.connect(*address, Poco::Timespan(2, 0));
-    return socket;
-  } catch (const Poco::Exception& e) {
-    throw UnreachableError("no connection (" + e.displayText() + ")");
-  }
-}
+namespace pstrain::net {
 
 void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
                 const std::function<void()>& attempt) {
-  auto logger = log::logger("cluster");
+  auto logger = log::logger("net");
   auto backoff = std::chrono::milliseconds(50);
   const auto maxBackoff = std::chrono::milliseconds(2000);
   for (int count = 1;; ++count) {
@@ -56,10 +35,4 @@ void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point 
   }
 }
 
-ps::Dialer tcpDialer(net::TrafficCounters* traffic) {
-  return [traffic](const Endpoint& endpoint, std::uint32_t maxPayload) {
-    return std::make_unique<net::Connection>(connectOnce(endpoint), maxPayload, traffic);
-  };
-}
-
-}  // namespace pstrain::cluster
+}  // namespace pstrain::net

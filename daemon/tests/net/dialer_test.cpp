@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE peer_connector
+#define BOOST_TEST_MODULE dialer
 #include <boost/test/unit_test.hpp>
 
 #include <Poco/Net/ServerSocket.h>
@@ -6,10 +6,11 @@
 #include <chrono>
 #include <thread>
 
-#include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/net/dialer.hpp"
+#include "pstrain/net/retry.hpp"
 
-using namespace pstrain::cluster;
+using namespace pstrain::net;
 using Clock = std::chrono::steady_clock;
 
 namespace {
