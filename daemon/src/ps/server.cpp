@@ -1,16 +1,10 @@
 #include "pstrain/ps/server.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <limits>
 #include <optional>
 
-#include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
-#include "pstrain/common/timestamp.hpp"
 #include "pstrain/net/handshake.hpp"
-#include "pstrain/ps/checkpoint.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
@@ -18,23 +12,22 @@ namespace pstrain::ps {
 Server::Server(ServerOptions options, observe::Metrics& metrics)
     : options_(std::move(options)),
       metrics_(metrics),
-      shard_(std::move(options_.initial), std::move(options_.optimizer), options_.shard),
+      rule_({options_.index, options_.shard, options_.logEverySteps},
+            std::move(options_.initial), std::move(options_.optimizer), metrics,
+            [this] { checkpointer_.write(); }),
+      checkpointer_({options_.index, options_.checkpointPath, options_.checkpointEverySeconds,
+                     options_.runId, options_.range.offset},
+                    rule_.shard(), metrics),
       gradients_(BufferPool::create(options_.range.count)) {
-  restoreCheckpoint();
-  metrics_.setState(shard_.state().done ? observe::State::kCompleted : observe::State::kTraining);
-  checkpointer_ = std::thread([this] { checkpointPeriodically(); });
+  const auto state = rule_.shard().state();
+  if (state.globalStep > 0) {  // restored under way: the chief has been here before
+    chiefJoined_ = true;
+    rule_.startClock();
+  }
+  metrics_.setState(state.done ? observe::State::kCompleted : observe::State::kTraining);
   log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
                           options_.range.offset, options_.range.offset + options_.range.count,
                           options_.layout.parameterCount(), options_.description);
-}
-
-Server::~Server() {
-  {
-    std::lock_guard<std::mutex> lock(stopMutex_);
-    stopping_ = true;
-  }
-  stopRequested_.notify_all();
-  checkpointer_.join();
 }
 
 std::uint32_t Server::maxPayload() const {
@@ -42,73 +35,9 @@ std::uint32_t Server::maxPayload() const {
                        options_.range.count * sizeof(float));
 }
 
-void Server::restoreCheckpoint() {
-  if (options_.checkpointPath.empty()) return;
-  std::ifstream file(options_.checkpointPath, std::ios::binary);
-  if (!file) return;
-  auto logger = log::logger("ps");
-  const auto& path = options_.checkpointPath;
-  std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
-                                  std::istreambuf_iterator<char>());
-  try {
-    auto checkpoint = decodeCheckpoint(bytes);
-    if (checkpoint.runId != options_.runId) {
-      logger->info("PS {}: {} belongs to another run ({}); starting run {}", options_.index, path,
-                   checkpoint.runId, options_.runId);
-      return;
-    }
-    if (checkpoint.offset != options_.range.offset) throw DecodeError("it holds another shard");
-    shard_.restore(checkpoint.globalStep, checkpoint.shard);
-  } catch (const DecodeError& e) {
-    throw IoError("checkpoint " + path + " cannot be restored (" + e.what() +
-                  "); move it away to start this run over");
-  }
-  auto state = shard_.state();
-  checkpointedStep_ = state.globalStep;
-  // Training was under way: the chief has been here before.
-  chiefJoined_ = state.globalStep > 0;
-  startTime_ = std::chrono::steady_clock::now();
-  metrics_.recordStep(state.globalStep, std::numeric_limits<float>::quiet_NaN());
-  metrics_.events().restored(state.globalStep, path, state.done);
-  logger->info("PS {}: restored {} at global step {}{}", options_.index, path, state.globalStep,
-               state.done ? ": the run has completed, training stays done" : "");
-}
-
-void Server::checkpoint() {
-  if (options_.checkpointPath.empty()) return;
-  std::lock_guard<std::mutex> lock(checkpointMutex_);
-  auto snapshot = shard_.serialize();
-  const auto step = snapshot.globalStep;
-  if (step == checkpointedStep_) return;
-  auto bytes = encodeCheckpoint(
-      Checkpoint{options_.runId, options_.range.offset, step, std::move(snapshot.bytes)});
-  std::error_code failed;
-  std::filesystem::create_directories(std::filesystem::path(options_.checkpointPath).parent_path(),
-                                      failed);
-  if (failed) throw IoError("cannot write " + options_.checkpointPath + ": " + failed.message());
-  writeFileAtomically(options_.checkpointPath, std::string(bytes.begin(), bytes.end()));
-  checkpointedStep_ = step;
-  metrics_.events().checkpoint(step, options_.checkpointPath);
-  log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", options_.index, step,
-                          options_.checkpointPath);
-}
-
 void Server::stop() {
-  shard_.close();
-  checkpoint();
-}
-
-void Server::checkpointPeriodically() {
-  if (options_.checkpointEverySeconds <= 0) return;
-  const auto period = std::chrono::duration<double>(options_.checkpointEverySeconds);
-  std::unique_lock<std::mutex> lock(stopMutex_);
-  while (!stopRequested_.wait_for(lock, period, [this] { return stopping_; })) {
-    try {
-      checkpoint();
-    } catch (const IoError& e) {
-      log::logger("ps")->error("PS {}: {}", options_.index, e.what());
-    }
-  }
+  rule_.stop();
+  checkpointer_.write();
 }
 
 void Server::serve(net::Channel& channel) {
@@ -125,34 +54,30 @@ void Server::serve(net::Channel& channel) {
     std::uint32_t worker;
     ~Leaving() { roster.left(worker); }
   } leaving{metrics_.workers, worker};
-  auto state = shard_.state();
+  auto state = rule_.shard().state();
   channel.send(net::MessageType::kWelcome,
                net::encode(net::Welcome{options_.range.offset, options_.range.count,
-                                        state.globalStep, shard_.trainSteps(),
+                                        state.globalStep, options_.shard.trainSteps,
                                         std::uint32_t(options_.httpPort)}));
   logger->info("PS {}: worker {} connected from {} (global step {})", options_.index, worker,
                channel.peerName(), state.globalStep);
   metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
 
   // Answers a pull or a push with the parameters after it, and how long the ps held it.
-  auto answer = [&](const Shard::StepResult& result, double seconds) {
+  auto answer = [&](const UpdateRule::Answer& given) {
+    const auto& result = given.result;
     channel.send(net::MessageType::kParams,
                  net::encode(net::Params{result.globalStep, result.applied, result.done,
-                                         std::uint32_t(seconds * 1e6)}),
-                 result.params.get(), shard_.size());
+                                         std::uint32_t(given.seconds * 1e6)}),
+                 result.params.get(), options_.range.count);
   };
   std::optional<PushEncoding> encoding;  // of this worker's latest push
   for (;;) {
     const auto& frame = channel.receive();
     switch (frame.type) {
-      case net::MessageType::kPull: {
-        const auto start = std::chrono::steady_clock::now();
-        auto result = shard_.read();
-        const double seconds = secondsSince(start);
-        metrics_.pullSeconds().Observe(seconds);
-        answer(result, seconds);
+      case net::MessageType::kPull:
+        answer(rule_.pull());
         break;
-      }
       case net::MessageType::kPush: {
         auto push = net::decodePush(frame.fields);
         if (!encoding || encoding->batch() != push.batch) {
@@ -167,14 +92,9 @@ void Server::serve(net::Channel& channel) {
           channel.receiveValues(values.get(), encoding->valueCount());
           encoding->decode(values.get(), gradient.get());
         }
-        const auto start = std::chrono::steady_clock::now();
-        auto result = shard_.push(worker, gradient.get());
+        auto given = rule_.push(worker, push.localStep, push.loss, gradient.get());
         gradient.reset();
-        const double seconds = secondsSince(start);
-        metrics_.pushSeconds().Observe(seconds);
-        answer(result, seconds);
-        metrics_.workers.stepped(worker, push.localStep);
-        if (result.advanced) logStep(result, push.localStep, push.loss, worker);
+        answer(given);
         break;
       }
       case net::MessageType::kDone: {
@@ -183,7 +103,7 @@ void Server::serve(net::Channel& channel) {
                      done.localSteps);
         metrics_.events().finished("worker " + std::to_string(worker), done.localSteps);
         metrics_.workers.finished(worker, done.localSteps);
-        auto now = shard_.state();
+        auto now = rule_.shard().state();
         channel.send(net::MessageType::kStatusReply,
                      net::encode(net::StatusReply{Role::kPs,
                                                   std::uint32_t(options_.index),
@@ -222,40 +142,13 @@ void Server::awaitChief(std::uint32_t worker, const std::string& peer) {
   }
   metrics_.setPeers(std::move(peers));
   if (worker == 0) {
-    if (!chiefJoined_) startTime_ = std::chrono::steady_clock::now();
+    rule_.startClock();
     chiefJoined_ = true;
     chiefArrived_.notify_all();
   } else if (!chiefJoined_) {
     log::logger("ps")->info("PS {}: worker {} waits for the chief, worker 0", options_.index,
                             worker);
     chiefArrived_.wait(lock, [this] { return chiefJoined_; });
-  }
-}
-
-void Server::logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
-                     std::uint32_t worker) {
-  auto logger = log::logger("ps");
-  metrics_.recordStep(result.globalStep, loss);
-  if (options_.shard.syncWorkers > 0 && result.averaged < options_.shard.syncWorkers) {
-    logger->warn("PS {}: global step {} averaged {} of {} workers' gradients: the others did not "
-                 "come within {} ms",
-                 options_.index, result.globalStep, result.averaged, options_.shard.syncWorkers,
-                 options_.shard.syncTimeout.count());
-    metrics_.events().averaged(result.globalStep, result.averaged, options_.shard.syncWorkers);
-  }
-  if (result.globalStep % std::uint64_t(options_.logEverySteps) == 0 || result.done) {
-    logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})",
-                 options_.index, result.globalStep, worker, localStep, loss);
-    metrics_.events().step(result.globalStep, loss, worker, localStep);
-  }
-  if (result.done) {
-    const double elapsed = secondsSince(startTime_);
-    logger->info("Training ends @ {:.6f}", unixTime());
-    logger->info("Training elapsed time: {:.6f} s", elapsed);
-    metrics_.events().done(result.globalStep, elapsed);
-    metrics_.setState(observe::State::kCompleted);
-    checkpoint();
-    log::flush();
   }
 }
 
