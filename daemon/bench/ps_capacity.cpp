@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "pstrain/app/role_options.hpp"
+#include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/common/error.hpp"
@@ -132,11 +133,13 @@ int main(int argc, char** argv) {
 
     observe::Events events("worker", 0);  // kept in memory only
     std::vector<std::unique_ptr<observe::Metrics>> metrics;
+    std::vector<std::unique_ptr<app::WorkerReporter>> reporters;
     std::vector<std::unique_ptr<ps::Client>> links;
     for (int i = 0; i < clients; ++i) {
       metrics.push_back(std::make_unique<observe::Metrics>(Role::kWorker, i, 0, events));
+      reporters.push_back(std::make_unique<app::WorkerReporter>(i, 1, *metrics.back()));
       links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
-                                                   net::tcpDialer(nullptr), *metrics.back()));
+                                                   net::tcpDialer(nullptr), *reporters.back()));
       links.back()->connect();
     }
     std::atomic<bool> stop{false};

@@ -2,7 +2,6 @@
 
 #include <filesystem>
 #include <fstream>
-#include <limits>
 
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
@@ -11,8 +10,8 @@
 
 namespace pstrain::ps {
 
-Checkpointer::Checkpointer(Options options, Shard& shard, observe::Metrics& metrics)
-    : options_(std::move(options)), shard_(shard), metrics_(metrics) {
+Checkpointer::Checkpointer(Options options, Shard& shard, ServerObserver& observer)
+    : options_(std::move(options)), shard_(shard), observer_(observer) {
   restore();
   periodic_ = std::thread([this] { writePeriodically(); });
 }
@@ -49,10 +48,7 @@ void Checkpointer::restore() {
   }
   auto state = shard_.state();
   writtenStep_ = state.globalStep;
-  metrics_.recordStep(state.globalStep, std::numeric_limits<float>::quiet_NaN());
-  metrics_.events().restored(state.globalStep, path, state.done);
-  logger->info("PS {}: restored {} at global step {}{}", options_.index, path, state.globalStep,
-               state.done ? ": the run has completed, training stays done" : "");
+  observer_.restored(state.globalStep, path, state.done);
 }
 
 void Checkpointer::write() {
@@ -68,9 +64,7 @@ void Checkpointer::write() {
   if (failed) throw IoError("cannot write " + options_.path + ": " + failed.message());
   writeFileAtomically(options_.path, std::string(bytes.begin(), bytes.end()));
   writtenStep_ = step;
-  metrics_.events().checkpoint(step, options_.path);
-  log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", options_.index, step,
-                          options_.path);
+  observer_.checkpointWritten(step, options_.path);
 }
 
 void Checkpointer::writePeriodically() {

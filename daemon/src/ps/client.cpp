@@ -9,8 +9,8 @@
 
 namespace pstrain::ps {
 
-Client::Client(ClientOptions options, net::Dialer dial, observe::Metrics& metrics)
-    : options_(std::move(options)), dial_(std::move(dial)), metrics_(metrics) {}
+Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer)
+    : options_(std::move(options)), dial_(std::move(dial)), observer_(observer) {}
 
 Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
   const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
@@ -44,26 +44,17 @@ Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
     link.shard = welcome;
     link.globalStep = welcome.globalStep;
   });
-  metrics_.setPsHttp({endpoint.toString(), endpoint.host, int(link.shard.httpPort)});
   return link;
 }
 
 void Client::connect() {
-  auto logger = log::logger("worker");
   size_t covered = 0;
-  std::vector<std::string> peers;
   for (const auto& endpoint : options_.ps) {
     // The shards tile the parameter vector in ps order.
     links_.push_back(open(endpoint, covered));
-    const auto& shard = links_.back().shard;
-    covered += shard.count;
-    logger->info("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
-                 options_.worker, endpoint.toString(), shard.offset, shard.offset + shard.count,
-                 shard.globalStep);
-    peers.push_back("ps " + endpoint.toString());
-    metrics_.events().connected(peers.back(), shard.globalStep);
+    covered += links_.back().shard.count;
+    observer_.connected(endpoint, links_.back().shard);
   }
-  metrics_.setPeers(std::move(peers));
   if (covered != options_.layout.parameterCount()) {
     throw ProtocolError("the ps together serve " + std::to_string(covered) + " of " +
                         std::to_string(options_.layout.parameterCount()) + " parameters");
@@ -71,19 +62,13 @@ void Client::connect() {
 }
 
 void Client::reconnect(Link& link, float* params) {
-  auto logger = log::logger("worker");
-  logger->warn("Worker {}: lost ps {} ({}); reconnecting", options_.worker,
-               link.endpoint.toString(), link.failure);
-  metrics_.events().lost("ps " + link.endpoint.toString(), link.failure);
-  ++metrics_.reconnects;
+  observer_.lost(link.endpoint, link.failure);
   link = open(link.endpoint, link.shard.offset);
   // It may have gone back to its last checkpoint: its parameters replace ours.
   link.channel->send(net::MessageType::kPull);
   Exchange ignored;
   receiveParams(link, params, ignored);
-  logger->info("Worker {}: reconnected to ps {} at global step {}", options_.worker,
-               link.endpoint.toString(), link.globalStep);
-  metrics_.events().reconnected("ps " + link.endpoint.toString(), link.globalStep);
+  observer_.reconnected(link.endpoint, link.shard, link.globalStep);
 }
 
 void Client::receiveParams(Link& link, float* params, Exchange& exchange) {

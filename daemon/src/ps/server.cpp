@@ -9,22 +9,21 @@
 
 namespace pstrain::ps {
 
-Server::Server(ServerOptions options, observe::Metrics& metrics)
+Server::Server(ServerOptions options, ServerObserver& observer)
     : options_(std::move(options)),
-      metrics_(metrics),
-      rule_({options_.index, options_.shard, options_.logEverySteps},
-            std::move(options_.initial), std::move(options_.optimizer), metrics,
-            [this] { checkpointer_.write(); }),
+      observer_(observer),
+      rule_({options_.index, options_.shard}, std::move(options_.initial),
+            std::move(options_.optimizer), observer, [this] { checkpointer_.write(); }),
       checkpointer_({options_.index, options_.checkpointPath, options_.checkpointEverySeconds,
                      options_.runId, options_.range.offset},
-                    rule_.shard(), metrics),
+                    rule_.shard(), observer),
       gradients_(BufferPool::create(options_.range.count)) {
   const auto state = rule_.shard().state();
   if (state.globalStep > 0) {  // restored under way: the chief has been here before
     chiefJoined_ = true;
     rule_.startClock();
   }
-  metrics_.setState(state.done ? observe::State::kCompleted : observe::State::kTraining);
+  observer_.serving(state.done);
   log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
                           options_.range.offset, options_.range.offset + options_.range.count,
                           options_.layout.parameterCount(), options_.description);
@@ -41,27 +40,24 @@ void Server::stop() {
 }
 
 void Server::serve(net::Channel& channel) {
-  auto logger = log::logger("ps");
   const auto hello =
       net::admit(channel, options_.authKey, [this](const net::Hello& h) { admit(h); });
   const std::uint32_t worker = hello.index;
   channel.setReceiveTimeout(options_.idleTimeoutSeconds);
-  awaitChief(worker, channel.peerName());
-  // The roster counts this connection until serve() returns, however it ends.
-  metrics_.workers.joined(worker);
-  struct Leaving {
-    observe::WorkerRoster& roster;
-    std::uint32_t worker;
-    ~Leaving() { roster.left(worker); }
-  } leaving{metrics_.workers, worker};
+  observer_.workerArrived(worker, channel.peerName());
+  awaitChief(worker);
   auto state = rule_.shard().state();
   channel.send(net::MessageType::kWelcome,
                net::encode(net::Welcome{options_.range.offset, options_.range.count,
                                         state.globalStep, options_.shard.trainSteps,
                                         std::uint32_t(options_.httpPort)}));
-  logger->info("PS {}: worker {} connected from {} (global step {})", options_.index, worker,
-               channel.peerName(), state.globalStep);
-  metrics_.events().connected("worker " + std::to_string(worker), state.globalStep);
+  // Joined until serve() returns, however it ends.
+  observer_.workerJoined(worker, channel.peerName(), state.globalStep);
+  struct Leaving {
+    ServerObserver& observer;
+    std::uint32_t worker;
+    ~Leaving() { observer.workerLeft(worker); }
+  } leaving{observer_, worker};
 
   // Answers a pull or a push with the parameters after it, and how long the ps held it.
   auto answer = [&](const UpdateRule::Answer& given) {
@@ -99,10 +95,7 @@ void Server::serve(net::Channel& channel) {
       }
       case net::MessageType::kDone: {
         auto done = net::decodeDone(frame.fields);
-        logger->info("PS {}: worker {} finished after {} local steps", options_.index, worker,
-                     done.localSteps);
-        metrics_.events().finished("worker " + std::to_string(worker), done.localSteps);
-        metrics_.workers.finished(worker, done.localSteps);
+        observer_.workerFinished(worker, done.localSteps);
         auto now = rule_.shard().state();
         channel.send(net::MessageType::kStatusReply,
                      net::encode(net::StatusReply{Role::kPs,
@@ -133,21 +126,14 @@ void Server::admit(const net::Hello& hello) const {
   }
 }
 
-void Server::awaitChief(std::uint32_t worker, const std::string& peer) {
+void Server::awaitChief(std::uint32_t worker) {
   std::unique_lock<std::mutex> lock(chiefMutex_);
-  workerAddresses_[worker] = peer;
-  std::vector<std::string> peers;
-  for (const auto& [index, address] : workerAddresses_) {
-    peers.push_back("worker " + std::to_string(index) + " at " + address);
-  }
-  metrics_.setPeers(std::move(peers));
   if (worker == 0) {
     rule_.startClock();
     chiefJoined_ = true;
     chiefArrived_.notify_all();
   } else if (!chiefJoined_) {
-    log::logger("ps")->info("PS {}: worker {} waits for the chief, worker 0", options_.index,
-                            worker);
+    observer_.workerWaitsForChief(worker);
     chiefArrived_.wait(lock, [this] { return chiefJoined_; });
   }
 }

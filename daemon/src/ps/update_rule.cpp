@@ -6,10 +6,10 @@
 namespace pstrain::ps {
 
 UpdateRule::UpdateRule(Options options, std::vector<float> initial,
-                       std::unique_ptr<Optimizer> optimizer, observe::Metrics& metrics,
+                       std::unique_ptr<Optimizer> optimizer, ServerObserver& observer,
                        std::function<void()> completed)
     : options_(std::move(options)),
-      metrics_(metrics),
+      observer_(observer),
       completed_(std::move(completed)),
       shard_(std::move(initial), std::move(optimizer), options_.shard) {}
 
@@ -21,7 +21,7 @@ UpdateRule::Answer UpdateRule::pull() {
   const auto start = std::chrono::steady_clock::now();
   auto result = shard_.read();
   const double seconds = secondsSince(start);
-  metrics_.pullSeconds().Observe(seconds);
+  observer_.pulled(seconds);
   return {std::move(result), seconds};
 }
 
@@ -30,35 +30,19 @@ UpdateRule::Answer UpdateRule::push(std::uint32_t worker, std::uint64_t localSte
   const auto start = std::chrono::steady_clock::now();
   auto result = shard_.push(worker, gradient);
   const double seconds = secondsSince(start);
-  metrics_.pushSeconds().Observe(seconds);
-  metrics_.workers.stepped(worker, localStep);
-  if (result.advanced) report(result, localStep, loss, worker);
+  observer_.pushed(worker, localStep, seconds);
+  if (result.advanced) advanced(result, localStep, loss, worker);
   return {std::move(result), seconds};
 }
 
-void UpdateRule::report(const Shard::StepResult& result, std::uint64_t localStep, float loss,
-                        std::uint32_t worker) {
-  auto logger = log::logger("ps");
-  metrics_.recordStep(result.globalStep, loss);
+void UpdateRule::advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                          std::uint32_t worker) {
   const auto& shard = options_.shard;
-  if (shard.syncWorkers > 0 && result.averaged < shard.syncWorkers) {
-    logger->warn("PS {}: global step {} averaged {} of {} workers' gradients: the others did not "
-                 "come within {} ms",
-                 options_.index, result.globalStep, result.averaged, shard.syncWorkers,
-                 shard.syncTimeout.count());
-    metrics_.events().averaged(result.globalStep, result.averaged, shard.syncWorkers);
-  }
-  if (result.globalStep % std::uint64_t(options_.logEverySteps) == 0 || result.done) {
-    logger->info("PS {}: global step {} done (worker {}, local step {}, loss {:.4f})",
-                 options_.index, result.globalStep, worker, localStep, loss);
-    metrics_.events().step(result.globalStep, loss, worker, localStep);
-  }
+  observer_.stepApplied({result.globalStep, loss, worker, localStep, result.averaged,
+                         shard.syncWorkers, std::int64_t(shard.syncTimeout.count()),
+                         result.done});
   if (result.done) {
-    const double elapsed = secondsSince(startTime_);
-    logger->info("Training ends @ {:.6f}", unixTime());
-    logger->info("Training elapsed time: {:.6f} s", elapsed);
-    metrics_.events().done(result.globalStep, elapsed);
-    metrics_.setState(observe::State::kCompleted);
+    observer_.trainingCompleted(result.globalStep, secondsSince(startTime_));
     completed_();
     log::flush();
   }

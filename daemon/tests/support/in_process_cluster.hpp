@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "pstrain/app/ps_reporter.hpp"
+#include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/idx.hpp"
 #include "pstrain/net/loopback.hpp"
@@ -52,11 +54,13 @@ class InProcessCluster {
   struct PsThread {
     std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<app::PsReporter> reporter;
     std::unique_ptr<ps::Server> server;
   };
   struct WorkerThread {
     std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<app::WorkerReporter> reporter;
     std::unique_ptr<ps::Client> client;
     std::unique_ptr<worker::Trainer> trainer;
     std::thread thread;

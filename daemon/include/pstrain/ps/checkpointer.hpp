@@ -6,7 +6,7 @@
 #include <string>
 #include <thread>
 
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
@@ -26,7 +26,7 @@ class Checkpointer {
 
   // Restores the checkpoint at `options.path` into `shard` if it holds this run; throws IoError
   // when it cannot be restored.
-  Checkpointer(Options options, Shard& shard, observe::Metrics& metrics);
+  Checkpointer(Options options, Shard& shard, ServerObserver& observer);
   // Stops the periodic checkpoints.
   ~Checkpointer();
 
@@ -43,7 +43,7 @@ class Checkpointer {
 
   const Options options_;
   Shard& shard_;
-  observe::Metrics& metrics_;
+  ServerObserver& observer_;
   std::mutex writeMutex_;  // one writer of the file at a time
   std::uint64_t writtenStep_ = UINT64_MAX;
   std::mutex stopMutex_;

@@ -13,7 +13,7 @@
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/message.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/client_observer.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
@@ -39,7 +39,7 @@ class Client {
     double serviceSeconds = 0;      // the longest any ps held the request
   };
 
-  Client(ClientOptions options, net::Dialer dial, observe::Metrics& metrics);
+  Client(ClientOptions options, net::Dialer dial, ClientObserver& observer);
 
   // Connects to every ps, retrying each with backoff until the peer timeout; throws
   // UnreachableError when a ps never appeared, RefusedError or ProtocolError at once when a ps
@@ -83,7 +83,7 @@ class Client {
 
   const ClientOptions options_;
   const net::Dialer dial_;
-  observe::Metrics& metrics_;
+  ClientObserver& observer_;
   std::vector<Link> links_;
 };
 

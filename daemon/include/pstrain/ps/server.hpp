@@ -2,7 +2,6 @@
 
 #include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -11,8 +10,8 @@
 #include "pstrain/model/layout.hpp"
 #include "pstrain/net/channel.hpp"
 #include "pstrain/net/message.hpp"
-#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/checkpointer.hpp"
+#include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 #include "pstrain/ps/update_rule.hpp"
 
@@ -31,7 +30,6 @@ struct ServerOptions {
   Shard::Options shard;
   std::string authKey;
   double idleTimeoutSeconds = 0;  // for a worker's channel once admitted; 0: none
-  int logEverySteps = 1;
   std::string checkpointPath;  // "" for none
   double checkpointEverySeconds = 0;
   std::string description;  // of the training settings, for the start-up line
@@ -45,7 +43,7 @@ struct ServerOptions {
 // the ps starts, and checkpoints it periodically, at the last step and on stop().
 class Server {
  public:
-  Server(ServerOptions options, observe::Metrics& metrics);
+  Server(ServerOptions options, ServerObserver& observer);
 
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -67,10 +65,10 @@ class Server {
 
  private:
   void admit(const net::Hello& hello) const;
-  void awaitChief(std::uint32_t worker, const std::string& peer);
+  void awaitChief(std::uint32_t worker);
 
   ServerOptions options_;  // its initial values and optimizer are moved into the update rule
-  observe::Metrics& metrics_;
+  ServerObserver& observer_;
   UpdateRule rule_;
   Checkpointer checkpointer_;  // after rule_: its thread ends before the shard does
   // Where pushes are received: taken for one push and given back once it is applied.
@@ -80,7 +78,6 @@ class Server {
   std::mutex chiefMutex_;
   std::condition_variable chiefArrived_;
   bool chiefJoined_ = false;
-  std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
 };
 
 }  // namespace pstrain::ps

@@ -7,23 +7,22 @@
 #include <mutex>
 #include <vector>
 
-#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/optimizer.hpp"
+#include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
 
 // What a pull and a push do to a ps's shard, as ps-lite's request handle: a push's gradient
 // becomes a global step of the shard (Shard: the optimizer, combining, the sync barrier), the
-// step is reported (metrics, the progress line at the log cadence), and the last step ends
-// training: the clock stops and `completed` runs (the final checkpoint). The serving loop hands
+// step is reported, and the last step ends training: the clock stops and `completed` runs (the
+// final checkpoint). The serving loop hands
 // it requests and knows nothing of the optimizer.
 class UpdateRule {
  public:
   struct Options {
     int index = 0;  // of the ps, for its log lines
     Shard::Options shard;
-    int logEverySteps = 1;
   };
 
   // The parameters a request is answered with, and how long the ps held it.
@@ -33,7 +32,7 @@ class UpdateRule {
   };
 
   UpdateRule(Options options, std::vector<float> initial, std::unique_ptr<Optimizer> optimizer,
-             observe::Metrics& metrics, std::function<void()> completed);
+             ServerObserver& observer, std::function<void()> completed);
 
   Shard& shard() { return shard_; }
   std::uint64_t globalStep() const { return shard_.state().globalStep; }
@@ -50,11 +49,11 @@ class UpdateRule {
   void stop() { shard_.close(); }
 
  private:
-  void report(const Shard::StepResult& result, std::uint64_t localStep, float loss,
-              std::uint32_t worker);
+  void advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                std::uint32_t worker);
 
   const Options options_;
-  observe::Metrics& metrics_;
+  ServerObserver& observer_;
   const std::function<void()> completed_;
   Shard shard_;
   std::once_flag clockStarted_;
