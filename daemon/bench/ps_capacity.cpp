@@ -27,8 +27,9 @@
 #include <vector>
 
 #include "pstrain/app/role_options.hpp"
-#include "pstrain/cluster/peer_connector.hpp"
-#include "pstrain/cluster/placement.hpp"
+#include "pstrain/app/worker_reporter.hpp"
+#include "pstrain/net/dialer.hpp"
+#include "pstrain/net/endpoint.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/model/layout.hpp"
@@ -127,16 +128,18 @@ int main(int argc, char** argv) {
     }
     const auto settings = config::load({args, {}});
     const auto parameters = model::Layout::mnist(settings.hiddenUnits).parameterCount();
-    std::vector<cluster::Endpoint> ps;
-    for (const auto& host : settings.psHosts) ps.push_back(cluster::parseEndpoint(host));
+    std::vector<net::Endpoint> ps;
+    for (const auto& host : settings.psHosts) ps.push_back(net::parseEndpoint(host));
 
     observe::Events events("worker", 0);  // kept in memory only
     std::vector<std::unique_ptr<observe::Metrics>> metrics;
+    std::vector<std::unique_ptr<app::WorkerReporter>> reporters;
     std::vector<std::unique_ptr<ps::Client>> links;
     for (int i = 0; i < clients; ++i) {
       metrics.push_back(std::make_unique<observe::Metrics>(Role::kWorker, i, 0, events));
+      reporters.push_back(std::make_unique<app::WorkerReporter>(i, 1, *metrics.back()));
       links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
-                                                   cluster::tcpDialer(nullptr), *metrics.back()));
+                                                   net::tcpDialer(nullptr), *reporters.back()));
       links.back()->connect();
     }
     std::atomic<bool> stop{false};

@@ -76,8 +76,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
                  command.c_str());
     return pstrain::kExitConfig;
+  } catch (const pstrain::ConfigError& e) {
+    return fail(e.what(), pstrain::kExitConfig);
+  } catch (const pstrain::DataError& e) {
+    return fail(e.what(), pstrain::kExitData);
+  } catch (const pstrain::PeerError& e) {
+    return fail(e.what(), pstrain::kExitPeer);
+  } catch (const pstrain::IoError& e) {
+    return fail(e.what(), pstrain::kExitIo);
+  } catch (const pstrain::ExitError& e) {
+    return fail(e.what(), e.code());
   } catch (const pstrain::Error& e) {
-    return fail(e.what(), e.exitCode());
+    return fail(e.what(), pstrain::kExitFailure);
   } catch (const Poco::Exception& e) {
     return fail("unexpected failure: " + e.displayText(), pstrain::kExitFailure);
   } catch (const std::exception& e) {

@@ -29,7 +29,6 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
       std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
   options.authKey = net::loadAuthKey(settings.authKeyFile);
   options.idleTimeoutSeconds = settings.idleTimeoutSeconds;
-  options.logEverySteps = int(settings.logEverySteps);
   options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
   options.checkpointEverySeconds = settings.checkpointEverySeconds;
   options.description = std::string(settings.sync ? "sync" : "async") + ", " +
@@ -40,7 +39,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
 }
 
 ps::ClientOptions clientOptions(const config::Config& settings, int index,
-                                std::vector<cluster::Endpoint> ps) {
+                                std::vector<net::Endpoint> ps) {
   return ps::ClientOptions{std::uint32_t(index),
                            config::runFingerprint(settings),
                            model::Layout::mnist(settings.hiddenUnits),
@@ -56,7 +55,6 @@ worker::TrainerOptions trainerOptions(const config::Config& settings, int index)
                                 settings.batchSize,
                                 std::uint64_t(settings.trainSteps),
                                 settings.seed,
-                                int(settings.logEverySteps),
                                 int(settings.evalEverySteps)};
 }
 

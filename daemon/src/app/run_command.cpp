@@ -8,9 +8,11 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/completion_record.hpp"
+#include "pstrain/app/ps_reporter.hpp"
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
+#include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/cluster/placement.hpp"
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/blas_core.hpp"
@@ -20,7 +22,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
-#include "pstrain/cluster/peer_connector.hpp"
+#include "pstrain/net/dialer.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
@@ -44,7 +46,8 @@ constexpr double kHandshakeSeconds = 5;
                         observe::Metrics& metrics, int httpPort) {
   auto options = serverOptions(settings, placement.index);
   options.httpPort = httpPort;
-  ps::Server server(std::move(options), metrics);
+  PsReporter reporter(placement.index, int(settings.logEverySteps), metrics);
+  ps::Server server(std::move(options), reporter);
   net::Listener listener(
       net::Listener::Options{"ps", placement.listenPort, server.maxPayload(),
                              net::helloFrameBytes(), kHandshakeSeconds, &metrics.traffic,
@@ -91,9 +94,11 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
 
+  WorkerReporter reporter(placement.index, int(settings.logEverySteps), metrics);
   ps::Client client(clientOptions(settings, placement.index, placement.ps),
-                    cluster::tcpDialer(&metrics.traffic), metrics);
-  worker::Trainer trainer(trainerOptions(settings, placement.index), client, metrics);
+                    net::tcpDialer(&metrics.traffic), reporter);
+  worker::Trainer trainer(trainerOptions(settings, placement.index), client, reporter,
+                          metrics.traffic);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
     const std::string modelPath = settings.logDir + "/model.bin";

@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "pstrain/app/commands.hpp"
-#include "pstrain/cluster/placement.hpp"
+#include "pstrain/net/endpoint.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/observe/status_client.hpp"
 
@@ -16,7 +16,7 @@ bool madeProgress(const observe::StatusSnapshot& status) {
 
 // With --predict, worker 0 must answer /predict: a prediction once completed, 503 (no model yet)
 // while training. Returns the line to print, or sets `problem`.
-std::string checkPredict(const cluster::Endpoint& endpoint, const observe::StatusSnapshot& status,
+std::string checkPredict(const net::Endpoint& endpoint, const observe::StatusSnapshot& status,
                          std::string& problem) {
   if (status.role != "worker" || status.ordinal != 0) return "";
   auto probe = observe::probePredict(endpoint.host, endpoint.port);
@@ -47,8 +47,8 @@ int runStatus(const std::vector<std::string>& originalArgs) {
     throw ConfigError(
         "usage: pstrain status [--wait SECONDS] [--predict] HOST:PORT... (HTTP ports)");
   }
-  std::vector<cluster::Endpoint> endpoints;
-  for (const auto& arg : args) endpoints.push_back(cluster::parseEndpoint(arg));
+  std::vector<net::Endpoint> endpoints;
+  for (const auto& arg : args) endpoints.push_back(net::parseEndpoint(arg));
 
   // Without --wait: one look at each. With it: until every one has made progress (a global step
   // past 0, or completed) or the time is up, which is what `helm test` asks of a job.
@@ -68,7 +68,7 @@ int runStatus(const std::vector<std::string>& originalArgs) {
             std::printf("%s", predicted.c_str());
             break;
           }
-          if (waitSeconds < 0) throw PeerError(endpoint.toString() + ": " + problem);
+          if (waitSeconds < 0) throw RefusedError(endpoint.toString() + ": " + problem);
         } else {
           problem = "no progress yet (" + observe::describeProgress(status) + ")";
         }
@@ -77,7 +77,7 @@ int runStatus(const std::vector<std::string>& originalArgs) {
         problem = e.what();
       }
       if (std::chrono::steady_clock::now() >= deadline) {
-        throw PeerError(endpoint.toString() + ": " + problem + " after waiting " +
+        throw UnreachableError(endpoint.toString() + ": " + problem + " after waiting " +
                         std::to_string(long(waitSeconds)) + " s");
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(500));

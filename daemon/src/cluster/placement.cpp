@@ -13,24 +13,14 @@ std::optional<PodName> parsePodName(const std::string& name) {
   return PodName{match[1], match[3] == "ps" ? Role::kPs : Role::kWorker, std::stoi(match[4])};
 }
 
-Endpoint parseEndpoint(const std::string& hostPort) {
-  auto colon = hostPort.rfind(':');
-  if (colon == std::string::npos) throw ConfigError("'" + hostPort + "' is not host:port");
-  std::string host = hostPort.substr(0, colon);
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    host = host.substr(1, host.size() - 2);
-  }
-  return Endpoint{host, std::stoi(hostPort.substr(colon + 1))};
-}
-
-std::vector<Endpoint> psEndpoints(const std::string& prefix, const std::string& service, int count,
+std::vector<net::Endpoint> psEndpoints(const std::string& prefix, const std::string& service, int count,
                                   int port, const std::string& podNamespace,
                                   const std::string& clusterDomain) {
   std::string suffix = "." + service;
   if (!clusterDomain.empty()) suffix += "." + podNamespace + ".svc." + clusterDomain;
-  std::vector<Endpoint> endpoints;
+  std::vector<net::Endpoint> endpoints;
   for (int i = 0; i < count; ++i) {
-    endpoints.push_back(Endpoint{prefix + "-ps-" + std::to_string(i) + suffix, port});
+    endpoints.push_back(net::Endpoint{prefix + "-ps-" + std::to_string(i) + suffix, port});
   }
   return endpoints;
 }
@@ -55,7 +45,7 @@ Placement place(const config::Config& config, const std::string& hostname,
   placement.listenPort = placement.role == Role::kPs ? config.psPort : config.workerPort;
 
   if (!config.psHosts.empty()) {
-    for (const auto& host : config.psHosts) placement.ps.push_back(parseEndpoint(host));
+    for (const auto& host : config.psHosts) placement.ps.push_back(net::parseEndpoint(host));
   } else if (pod) {
     if (!config.clusterDomain.empty() && podNamespace.empty()) {
       throw ConfigError("clusterDomain is set but POD_NAMESPACE is not: the FQDN needs both");

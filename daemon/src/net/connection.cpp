@@ -52,9 +52,9 @@ void Connection::send(MessageType type, const std::vector<std::uint8_t>& fields,
     try {
       sent = static_cast<size_t>(socket_.sendBytes(buffers));
     } catch (const Poco::Exception& e) {
-      throw PeerError("sending to " + peerName_ + " failed: " + e.displayText());
+      throw UnreachableError("sending to " + peerName_ + " failed: " + e.displayText());
     }
-    if (sent == 0) throw PeerError("connection to " + peerName_ + " closed while sending");
+    if (sent == 0) throw UnreachableError("connection to " + peerName_ + " closed while sending");
     remaining -= sent;
     if (traffic_) traffic_->sent.fetch_add(sent, std::memory_order_relaxed);
     while (sent > 0) {
@@ -83,11 +83,11 @@ void Connection::receiveExactly(void* destination, size_t bytes) {
     try {
       got = socket_.receiveBytes(at, chunk);
     } catch (const Poco::TimeoutException&) {
-      throw PeerError("no data from " + peerName_ + " within the idle timeout");
+      throw UnreachableError("no data from " + peerName_ + " within the idle timeout");
     } catch (const Poco::Exception& e) {
-      throw PeerError("receiving from " + peerName_ + " failed: " + e.displayText());
+      throw UnreachableError("receiving from " + peerName_ + " failed: " + e.displayText());
     }
-    if (got <= 0) throw PeerError("connection to " + peerName_ + " closed by the peer");
+    if (got <= 0) throw UnreachableError("connection to " + peerName_ + " closed by the peer");
     at += got;
     bytes -= static_cast<size_t>(got);
     if (traffic_) traffic_->received.fetch_add(size_t(got), std::memory_order_relaxed);

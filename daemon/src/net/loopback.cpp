@@ -32,7 +32,7 @@ class LoopbackNetwork::End : public Channel {
             size_t valueCount) override {
     Frame frame{type, fields, std::vector<float>(values, values + valueCount)};
     std::lock_guard<std::mutex> lock(out_->mutex);
-    if (out_->closed) throw PeerError("connection to " + peer_ + " closed while sending");
+    if (out_->closed) throw UnreachableError("connection to " + peer_ + " closed while sending");
     out_->frames.push_back(std::move(frame));
     out_->changed.notify_all();
   }
@@ -42,12 +42,12 @@ class LoopbackNetwork::End : public Channel {
     auto ready = [&] { return !in_->frames.empty() || in_->closed; };
     if (timeout_.count() > 0) {
       if (!in_->changed.wait_for(lock, timeout_, ready)) {
-        throw PeerError("no data from " + peer_ + " within the idle timeout");
+        throw UnreachableError("no data from " + peer_ + " within the idle timeout");
       }
     } else {
       in_->changed.wait(lock, ready);
     }
-    if (in_->frames.empty()) throw PeerError("connection to " + peer_ + " closed by the peer");
+    if (in_->frames.empty()) throw UnreachableError("connection to " + peer_ + " closed by the peer");
     current_ = std::move(in_->frames.front());
     in_->frames.pop_front();
     incoming_.type = current_.type;
@@ -131,7 +131,7 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& address) {
   std::lock_guard<std::mutex> lock(mutex_);
   auto listener = listeners_.find(address);
   if (listener == listeners_.end()) {
-    throw UnreachableError("connection to " + address + ": nothing listens there");
+    throw UnreachableError("nothing listens there");
   }
   auto toServer = std::make_shared<Pipe>();
   auto toClient = std::make_shared<Pipe>();

@@ -53,13 +53,17 @@ constexpr double kPsStatusSeconds = 1;
 Poco::JSON::Object psEntry(const Metrics::PsHttp& ps) {
   Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
   entry.set("ps", ps.ps);
+  if (ps.port == 0) {
+    entry.set("error", "it has no HTTP endpoint");
+    return entry;
+  }
   try {
-    if (ps.port == 0) throw PeerError("it has no HTTP endpoint");
     auto reply = httpRequest(ps.host, ps.port, "GET", "/status", "", "", kPsStatusSeconds);
-    if (reply.status != HTTPResponse::HTTP_OK) {
-      throw PeerError("its /status answered " + std::to_string(reply.status));
+    if (reply.status == HTTPResponse::HTTP_OK) {
+      entry.set("status", Poco::JSON::Parser().parse(reply.body));
+    } else {
+      entry.set("error", "its /status answered " + std::to_string(reply.status));
     }
-    entry.set("status", Poco::JSON::Parser().parse(reply.body));
   } catch (const PeerError& e) {
     entry.set("error", std::string(e.what()));
   } catch (const Poco::Exception& e) {

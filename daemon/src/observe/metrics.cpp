@@ -2,7 +2,8 @@
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
-#include <prometheus/counter.h>
+#include <prometheus/collectable.h>
+#include <prometheus/metric_family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/text_serializer.h>
 
@@ -33,11 +34,6 @@ prometheus::Gauge& gauge(prometheus::Registry& r, const prometheus::Labels& l, c
   return family(prometheus::BuildGauge(), r, l, name, help).Add({});
 }
 
-prometheus::Counter& counter(prometheus::Registry& r, const prometheus::Labels& l,
-                             const char* name, const char* help) {
-  return family(prometheus::BuildCounter(), r, l, name, help).Add({});
-}
-
 // Bounds of the staleness histogram, in global steps.
 const prometheus::Histogram::BucketBoundaries kStalenessBounds{0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64};
 
@@ -48,13 +44,44 @@ prometheus::Histogram& histogram(prometheus::Registry& r, const prometheus::Labe
   return family(prometheus::BuildHistogram(), r, l, name, help).Add({}, bounds);
 }
 
-// Brings a counter up to a total counted elsewhere.
-void catchUp(prometheus::Counter& counter, std::uint64_t total) {
-  const double delta = double(total) - counter.Value();
-  if (delta > 0) counter.Increment(delta);
+prometheus::Labels labelsOf(Role role, int ordinal) {
+  return {{"role", roleName(role)}, {"ordinal", std::to_string(ordinal)}};
 }
 
 }  // namespace
+
+// The counters counted where they happen (net/ and the worker know nothing of Prometheus), read
+// at each scrape: a scrape copies nothing into the registry, so scrapes at the same time cannot
+// count twice.
+class Metrics::Counters : public prometheus::Collectable {
+ public:
+  Counters(const Metrics& metrics, const prometheus::Labels& labels) : metrics_(metrics) {
+    for (const auto& [name, value] : labels) labels_.push_back({name, value});
+  }
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    return {family("pstrain_received_bytes_total", "Bytes received from peers.",
+                   metrics_.traffic.received),
+            family("pstrain_sent_bytes_total", "Bytes sent to peers.", metrics_.traffic.sent),
+            family("pstrain_reconnects_total", "Connections to a ps made again.",
+                   metrics_.reconnects),
+            family("pstrain_rejected_connections_total",
+                   "Connections closed for a protocol or authentication fault.",
+                   metrics_.rejectedConnections)};
+  }
+
+ private:
+  prometheus::MetricFamily family(const char* name, const char* help,
+                                  const std::atomic<std::uint64_t>& total) const {
+    prometheus::ClientMetric metric;
+    metric.label = labels_;
+    metric.counter.value = double(total.load());
+    return {name, help, prometheus::MetricType::Counter, {metric}};
+  }
+
+  const Metrics& metrics_;
+  std::vector<prometheus::ClientMetric::Label> labels_;
+};
 
 // Every metric of /metrics, with the labels role and ordinal.
 struct Metrics::Exposed {
@@ -69,11 +96,6 @@ struct Metrics::Exposed {
         testAccuracy(gauge(r, l, "pstrain_test_accuracy", "Latest test accuracy (worker 0).")),
         state(family(prometheus::BuildGauge(), r, l, "pstrain_state",
                      "1 for the current state of the process.")),
-        received(counter(r, l, "pstrain_received_bytes_total", "Bytes received from peers.")),
-        sent(counter(r, l, "pstrain_sent_bytes_total", "Bytes sent to peers.")),
-        reconnects(counter(r, l, "pstrain_reconnects_total", "Connections to a ps made again.")),
-        rejected(counter(r, l, "pstrain_rejected_connections_total",
-                         "Connections closed for a protocol or authentication fault.")),
         pushSeconds(histogram(r, l, "pstrain_push_seconds",
                               "Push latency: round trip (worker), apply (ps).")),
         pullSeconds(histogram(r, l, "pstrain_pull_seconds", "Pull latency.")),
@@ -94,10 +116,6 @@ struct Metrics::Exposed {
   prometheus::Gauge& loss;
   prometheus::Gauge& testAccuracy;
   prometheus::Family<prometheus::Gauge>& state;
-  prometheus::Counter& received;
-  prometheus::Counter& sent;
-  prometheus::Counter& reconnects;
-  prometheus::Counter& rejected;
   prometheus::Histogram& pushSeconds;
   prometheus::Histogram& pullSeconds;
   prometheus::Histogram& staleness;
@@ -112,11 +130,8 @@ Metrics::Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& event
       loss_(std::numeric_limits<float>::quiet_NaN()),
       testAccuracy_(std::numeric_limits<double>::quiet_NaN()),
       registry_(std::make_shared<prometheus::Registry>()),
-      exposed_(std::make_unique<Exposed>(
-          *registry_,
-          prometheus::Labels{{"role", roleName(role)},
-                             {"ordinal", std::to_string(ordinal)}},
-          blasCore_)) {
+      exposed_(std::make_unique<Exposed>(*registry_, labelsOf(role, ordinal), blasCore_)),
+      counters_(std::make_unique<Counters>(*this, labelsOf(role, ordinal))) {
   events_.state(state_);
 }
 
@@ -200,11 +215,10 @@ std::string Metrics::prometheusText() const {
   for (State s : {State::kWaiting, State::kTraining, State::kCompleted}) {
     e.state.Add({{"state", stateName(s)}}).Set(s == state_ ? 1 : 0);
   }
-  catchUp(e.received, traffic.received);
-  catchUp(e.sent, traffic.sent);
-  catchUp(e.reconnects, reconnects);
-  catchUp(e.rejected, rejectedConnections);
-  return prometheus::TextSerializer().Serialize(registry_->Collect());
+  auto families = registry_->Collect();
+  auto counted = counters_->Collect();
+  families.insert(families.end(), counted.begin(), counted.end());
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 std::string Metrics::statusJson() const {

@@ -31,7 +31,7 @@ HttpReply httpRequest(const std::string& host, int port, const std::string& meth
     Poco::StreamCopier::copyToString(stream, reply.body);
     return reply;
   } catch (const Poco::Exception& e) {
-    throw PeerError("cannot fetch " + where + ": " + e.displayText());
+    throw UnreachableError("cannot fetch " + where + ": " + e.displayText());
   }
 }
 
@@ -39,7 +39,7 @@ StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeco
   const std::string where = "http://" + host + ":" + std::to_string(port) + "/status";
   auto reply = httpRequest(host, port, "GET", "/status", "", "", timeoutSeconds);
   if (reply.status != Poco::Net::HTTPResponse::HTTP_OK) {
-    throw PeerError(where + " answered " + std::to_string(reply.status));
+    throw RefusedError(where + " answered " + std::to_string(reply.status));
   }
   const std::string& body = reply.body;
   try {
@@ -56,7 +56,7 @@ StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeco
     for (const auto& peer : *json->getArray("peers")) status.peers.push_back(peer.toString());
     return status;
   } catch (const Poco::Exception& e) {
-    throw PeerError(where + " is not a pstrain status: " + e.displayText());
+    throw ProtocolError(where + " is not a pstrain status: " + e.displayText());
   }
 }
 

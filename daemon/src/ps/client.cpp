@@ -2,22 +2,17 @@
 
 #include <algorithm>
 
-#include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
+#include "pstrain/net/retry.hpp"
 
 namespace pstrain::ps {
-namespace {
 
-constexpr size_t kAnyShard = size_t(-1);
+Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer)
+    : options_(std::move(options)), dial_(std::move(dial)), observer_(observer) {}
 
-}  // namespace
-
-Client::Client(ClientOptions options, Dialer dial, observe::Metrics& metrics)
-    : options_(std::move(options)), dial_(std::move(dial)), metrics_(metrics) {}
-
-Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
+Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
   const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
                                         options_.layout.parameterCount() * sizeof(float));
   const auto deadline = std::chrono::steady_clock::now() +
@@ -25,7 +20,7 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
                             std::chrono::duration<double>(options_.peerTimeoutSeconds));
   Link link;
   link.endpoint = endpoint;
-  cluster::retryUntil(endpoint, deadline, [&] {
+  net::retryUntil(endpoint, deadline, [&] {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
@@ -34,10 +29,10 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
         net::Hello{Role::kWorker, options_.worker, options_.layout.parameterCount(),
                    options_.runId, {}},
         options_.authKey);
-    if (offset != kAnyShard && welcome.offset != offset) {
+    if (welcome.offset != offset) {
       // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused
       // pod address can; it sorts itself out as the records catch up.
-      throw UnreachableError("ps " + endpoint.toString() + " serves parameters from " +
+      throw UnreachableError("the ps there serves parameters from " +
                              std::to_string(welcome.offset) + ", not those from " +
                              std::to_string(offset));
     }
@@ -49,26 +44,17 @@ Client::Link Client::open(const cluster::Endpoint& endpoint, size_t offset) {
     link.shard = welcome;
     link.globalStep = welcome.globalStep;
   });
-  metrics_.setPsHttp({endpoint.toString(), endpoint.host, int(link.shard.httpPort)});
   return link;
 }
 
 void Client::connect() {
-  auto logger = log::logger("worker");
   size_t covered = 0;
-  std::vector<std::string> peers;
   for (const auto& endpoint : options_.ps) {
     // The shards tile the parameter vector in ps order.
     links_.push_back(open(endpoint, covered));
-    const auto& shard = links_.back().shard;
-    covered += shard.count;
-    logger->info("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
-                 options_.worker, endpoint.toString(), shard.offset, shard.offset + shard.count,
-                 shard.globalStep);
-    peers.push_back("ps " + endpoint.toString());
-    metrics_.events().connected(peers.back(), shard.globalStep);
+    covered += links_.back().shard.count;
+    observer_.connected(endpoint, links_.back().shard);
   }
-  metrics_.setPeers(std::move(peers));
   if (covered != options_.layout.parameterCount()) {
     throw ProtocolError("the ps together serve " + std::to_string(covered) + " of " +
                         std::to_string(options_.layout.parameterCount()) + " parameters");
@@ -76,19 +62,13 @@ void Client::connect() {
 }
 
 void Client::reconnect(Link& link, float* params) {
-  auto logger = log::logger("worker");
-  logger->warn("Worker {}: lost ps {} ({}); reconnecting", options_.worker,
-               link.endpoint.toString(), link.failure);
-  metrics_.events().lost("ps " + link.endpoint.toString(), link.failure);
-  ++metrics_.reconnects;
+  observer_.lost(link.endpoint, link.failure);
   link = open(link.endpoint, link.shard.offset);
   // It may have gone back to its last checkpoint: its parameters replace ours.
   link.channel->send(net::MessageType::kPull);
   Exchange ignored;
   receiveParams(link, params, ignored);
-  logger->info("Worker {}: reconnected to ps {} at global step {}", options_.worker,
-               link.endpoint.toString(), link.globalStep);
-  metrics_.events().reconnected("ps " + link.endpoint.toString(), link.globalStep);
+  observer_.reconnected(link.endpoint, link.shard, link.globalStep);
 }
 
 void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
@@ -128,9 +108,7 @@ void Client::post(net::MessageType type, const std::vector<std::uint8_t>& fields
         link.channel->send(type, fields, values, link.encoding->valueCount());
       }
       link.awaiting = true;
-    } catch (const ProtocolError&) {
-      throw;
-    } catch (const PeerError& e) {
+    } catch (const UnreachableError& e) {
       link.failure = e.what();
     }
   }
@@ -143,12 +121,8 @@ Client::Exchange Client::receiveAnswers(float* params) {
     link.awaiting = false;
     try {
       receiveParams(link, params, exchange);
-    } catch (const ProtocolError&) {
-      throw;  // a ps that speaks nonsense is not cured by reconnecting
-    } catch (const RefusedError&) {
-      throw;
-    } catch (const PeerError& e) {
-      link.failure = e.what();
+    } catch (const UnreachableError& e) {
+      link.failure = e.what();  // a ps that refuses or speaks nonsense is not cured by reconnecting
     }
   }
   for (auto& link : links_) {

@@ -134,7 +134,7 @@ void PushEncoding::expectValues(size_t count) const {
     throw ProtocolError("a push of batch " + std::to_string(batch_) + " to parameters [" +
                         std::to_string(range_.offset) + ", " +
                         std::to_string(range_.offset + range_.count) + ") carries " +
-                        std::to_string(valueCount_) + " values, not " + std::to_string(count));
+                        std::to_string(count) + " values, not " + std::to_string(valueCount_));
   }
 }
 

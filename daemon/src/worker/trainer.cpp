@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <limits>
 
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
@@ -10,10 +9,12 @@
 
 namespace pstrain::worker {
 
-Trainer::Trainer(TrainerOptions options, ps::Client& client, observe::Metrics& metrics)
+Trainer::Trainer(TrainerOptions options, ps::Client& client, TrainerObserver& observer,
+                 const net::TrafficCounters& traffic)
     : options_(std::move(options)),
       client_(client),
-      metrics_(metrics),
+      observer_(observer),
+      traffic_(traffic),
       layout_(model::Layout::mnist(options_.hiddenUnits)),
       params_(layout_.parameterCount()),
       gradient_(layout_.parameterCount()) {}
@@ -26,18 +27,15 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   auto pull = [&] {
     const auto start = std::chrono::steady_clock::now();
     auto exchange = client_.pull(params_.data());
-    metrics_.pullSeconds().Observe(secondsSince(start));
+    observer_.pulled(secondsSince(start));
     return exchange;
   };
   pull();
-  metrics_.setState(observe::State::kTraining);
+  observer_.training();
 
   model::Mlp mlp(layout_);
   auto reportAccuracy = [&](const Evaluator::Result& result) {
-    logger->info("Accuracy at local step {}: {:.4f}", result.localStep, result.accuracy);
-    metrics_.events().accuracy(result.localStep, result.globalStep, result.accuracy,
-                               result.takenAt);
-    metrics_.recordAccuracy(result.accuracy);
+    observer_.evaluated(result.localStep, result.globalStep, result.accuracy, result.takenAt);
   };
   // The chief's evaluations during training, off the training thread.
   std::optional<Evaluator> evaluator;
@@ -63,7 +61,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                                                  "to the ps as their factors",
                                                  factoredLayers, layout_.layerCount()));
 
-  const auto bytesBefore = metrics_.traffic.sent + metrics_.traffic.received;
+  const auto bytesBefore = traffic_.sent + traffic_.received;
   // The gradient of the next batch, on the parameters at hand.
   auto computeGradient = [&] {
     const auto computeStart = std::chrono::steady_clock::now();
@@ -82,20 +80,14 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     auto exchange =
         client_.pushPull(gradient, params_.data(), result.localSteps + 1, loss);
     const double exchangeSeconds = secondsSince(exchangeStart);
-    metrics_.pushSeconds().Observe(exchangeSeconds);
+    observer_.exchanged(exchangeSeconds);
     result.waitingSeconds += std::min(exchange.serviceSeconds, exchangeSeconds);
     result.communicationSeconds += std::max(0.0, exchangeSeconds - exchange.serviceSeconds);
     globalStep = exchange.globalStep;
 
     if (exchange.applied) {
       ++result.localSteps;
-      metrics_.recordStep(globalStep, loss);
-      metrics_.recordLocalStep(result.localSteps);
-      if (result.localSteps % std::uint64_t(options_.logEverySteps) == 0) {
-        logger->info("Worker {}: training step {} done (global step: {})", index,
-                     result.localSteps, globalStep);
-        metrics_.events().workerStep(result.localSteps, globalStep, loss);
-      }
+      observer_.stepDone(result.localSteps, globalStep, loss);
       if (chief && options_.evalEverySteps > 0 &&
           result.localSteps % std::uint64_t(options_.evalEverySteps) == 0) {
         evaluator->submit(params_.data(), result.localSteps, globalStep);
@@ -104,7 +96,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   }
 
   result.elapsedSeconds = secondsSince(start);
-  result.bytesExchanged = metrics_.traffic.sent + metrics_.traffic.received - bytesBefore;
+  result.bytesExchanged = traffic_.sent + traffic_.received - bytesBefore;
   if (result.localSteps > 0) {
     const double steps = double(result.localSteps);
     logger->info("Worker {}: per step {:.3f} ms computing, {:.3f} ms communicating, {:.3f} ms "
@@ -113,8 +105,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                  1e3 * result.communicationSeconds / steps, 1e3 * result.waitingSeconds / steps,
                  double(result.bytesExchanged) / steps);
   }
-  logger->info("Training ends @ {:.6f}", unixTime());
-  logger->info("Training elapsed time: {:.6f} s", result.elapsedSeconds);
+  observer_.trainingEnded(result.elapsedSeconds);
   if (chief) {
     evaluator->drain();
     // Every ps has stopped applying gradients, so this pull sees the final model.
@@ -125,9 +116,8 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     reportAccuracy({result.localSteps, globalStep, takenAt, *result.testAccuracy});
   }
   result.globalStep = globalStep;
-  metrics_.events().done(globalStep, result.elapsedSeconds, result.testAccuracy);
+  observer_.done(globalStep, result.elapsedSeconds, result.testAccuracy);
   client_.finish(result.localSteps);
-  metrics_.recordStep(result.globalStep, std::numeric_limits<float>::quiet_NaN());
   return result;
 }
 

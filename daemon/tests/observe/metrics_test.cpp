@@ -1,8 +1,10 @@
 #define BOOST_TEST_MODULE metrics
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pstrain/common/blas_core.hpp"
@@ -38,6 +40,40 @@ BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
   metrics.traffic.sent += 200;
   samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
   BOOST_TEST(samples.at("pstrain_sent_bytes_total{" + labels + "}") == 500);
+}
+
+BOOST_AUTO_TEST_CASE(concurrent_scrapes_report_the_true_count) {
+  Events events("ps", 0);
+  Metrics metrics(Role::kPs, 0, 10, events);
+  // Rounds of two scrapes at once, the count growing between rounds.
+  constexpr int kRounds = 200;
+  std::atomic<int> round{0};
+  std::atomic<int> scraped{0};
+  std::vector<std::string> texts[2];
+  auto scrape = [&](int scraper) {
+    for (int r = 1; r <= kRounds; ++r) {
+      while (round < r) std::this_thread::yield();
+      texts[scraper].push_back(metrics.prometheusText());
+      ++scraped;
+    }
+  };
+  std::thread first(scrape, 0), second(scrape, 1);
+  for (int r = 1; r <= kRounds; ++r) {
+    metrics.traffic.sent += 1000;
+    ++metrics.reconnects;
+    round = r;
+    while (scraped < 2 * r) std::this_thread::yield();
+  }
+  first.join();
+  second.join();
+  const std::string labels = "{ordinal=\"0\",role=\"ps\"}";
+  for (const auto& scraper : texts) {
+    for (int r = 1; r <= kRounds; ++r) {
+      auto samples = pstrain::testing::parsePrometheus(scraper[size_t(r - 1)]);
+      BOOST_TEST_REQUIRE(samples.at("pstrain_sent_bytes_total" + labels) == 1000.0 * r);
+      BOOST_TEST_REQUIRE(samples.at("pstrain_reconnects_total" + labels) == double(r));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {

@@ -3,13 +3,16 @@
 
 #include <cmath>
 
+#include "pstrain/common/error.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/push_encoding.hpp"
+#include "support/process_run.hpp"
 
 // A push whose weight gradients travel as factors must give every ps the same dense gradient as
 // a dense push, whichever way the shards cut the layers.
 
 using namespace pstrain;
+using pstrain::testing::contains;
 
 namespace {
 
@@ -108,4 +111,18 @@ BOOST_AUTO_TEST_CASE(large_batches_push_dense_values) {
     BOOST_TEST(encoding.valueCount() == range.count);
   }
   roundTrip(two, 3);
+}
+
+BOOST_AUTO_TEST_CASE(a_push_of_the_wrong_count_is_refused_saying_what_it_carries) {
+  const auto layout = model::Layout::mnist({16});
+  ps::PushEncoding encoding(layout, ps::shardRange(layout.parameterCount(), 2, 1), 0);
+  encoding.expectValues(encoding.valueCount());
+  try {
+    encoding.expectValues(10);
+    BOOST_FAIL("a push of 10 values was accepted");
+  } catch (const ProtocolError& e) {
+    BOOST_TEST(contains(e.what(), "carries 10 values, not " +
+                                      std::to_string(encoding.valueCount())),
+               e.what());
+  }
 }

@@ -29,8 +29,8 @@ InProcessCluster::~InProcessCluster() {
   }
 }
 
-ps::Dialer InProcessCluster::dialer() {
-  return [this](const cluster::Endpoint& endpoint, std::uint32_t) {
+net::Dialer InProcessCluster::dialer() {
+  return [this](const net::Endpoint& endpoint, std::uint32_t) {
     return network_.dial(endpoint.toString());
   };
 }
@@ -39,6 +39,8 @@ void InProcessCluster::newWorkerMetrics(WorkerThread& worker, int index) {
   worker.events = std::make_unique<observe::Events>("worker", index);
   worker.metrics = std::make_unique<observe::Metrics>(
       Role::kWorker, index, std::uint64_t(settings_.trainSteps), *worker.events);
+  worker.reporter =
+      std::make_unique<app::WorkerReporter>(index, int(settings_.logEverySteps), *worker.metrics);
 }
 
 void InProcessCluster::startPs(int index) {
@@ -46,9 +48,10 @@ void InProcessCluster::startPs(int index) {
   ps.events = std::make_unique<observe::Events>("ps", index);
   ps.metrics = std::make_unique<observe::Metrics>(
       Role::kPs, index, std::uint64_t(settings_.trainSteps), *ps.events);
+  ps.reporter = std::make_unique<app::PsReporter>(index, int(settings_.logEverySteps), *ps.metrics);
   auto options = app::serverOptions(settings_, index);
   options.checkpointPath = checkpoints_.file("ps-" + std::to_string(index) + ".bin");
-  ps.server = std::make_unique<ps::Server>(std::move(options), *ps.metrics);
+  ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
   network_.listen(psEndpoint(index).toString(),
                   [server](net::Channel& channel) { server->serve(channel); });
@@ -63,13 +66,13 @@ void InProcessCluster::stopPs(int index) {
 
 std::unique_ptr<ps::Client> InProcessCluster::client(int index,
                                                      std::optional<std::uint64_t> runId) {
-  std::vector<cluster::Endpoint> ps;
+  std::vector<net::Endpoint> ps;
   for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
   auto options = app::clientOptions(settings_, index, ps);
   if (runId) options.runId = *runId;
   auto& worker = workers_[index];
   if (!worker.metrics) newWorkerMetrics(worker, index);
-  return std::make_unique<ps::Client>(options, dialer(), *worker.metrics);
+  return std::make_unique<ps::Client>(options, dialer(), *worker.reporter);
 }
 
 void InProcessCluster::startWorker(int index) {
@@ -77,8 +80,9 @@ void InProcessCluster::startWorker(int index) {
   if (worker.thread.joinable()) worker.thread.join();
   newWorkerMetrics(worker, index);
   worker.client = client(index);
-  worker.trainer = std::make_unique<worker::Trainer>(app::trainerOptions(settings_, index),
-                                                     *worker.client, *worker.metrics);
+  worker.trainer =
+      std::make_unique<worker::Trainer>(app::trainerOptions(settings_, index), *worker.client,
+                                        *worker.reporter, worker.metrics->traffic);
   worker.thread = std::thread([this, &worker, index] {
     try {
       worker.result = worker.trainer->run(train_, index == 0 ? &test_ : nullptr);

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "pstrain/app/ps_reporter.hpp"
+#include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/idx.hpp"
 #include "pstrain/net/loopback.hpp"
@@ -28,7 +30,7 @@ class InProcessCluster {
   ~InProcessCluster();
 
   const config::Config& settings() const { return settings_; }
-  static cluster::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
+  static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
 
   void startPs(int index);
   // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
@@ -52,11 +54,13 @@ class InProcessCluster {
   struct PsThread {
     std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<app::PsReporter> reporter;
     std::unique_ptr<ps::Server> server;
   };
   struct WorkerThread {
     std::unique_ptr<observe::Events> events;
     std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<app::WorkerReporter> reporter;
     std::unique_ptr<ps::Client> client;
     std::unique_ptr<worker::Trainer> trainer;
     std::thread thread;
@@ -64,7 +68,7 @@ class InProcessCluster {
     std::string failure;
   };
 
-  ps::Dialer dialer();
+  net::Dialer dialer();
   void newWorkerMetrics(WorkerThread& worker, int index);
 
   TempDir checkpoints_;

@@ -119,10 +119,10 @@ func TestTellsAPSByItsDNSName(t *testing.T) {
 }
 
 func TestFindsTheDNSWaitInTheLog(t *testing.T) {
-	// Lines as the daemon writes them (daemon/src/cluster/peer_connector.cpp).
+	// Lines as the daemon writes them (daemon/src/net/retry.cpp).
 	const log = `[2026-11-21 11:30:40.000100] [app] pstrain 0.1.0: worker 0 of 2 ps and 2 workers; ps: mnist-ps-0.mnist-ps:9000 mnist-ps-1.mnist-ps:9000; BLAS kernels: Haswell; BLAS threads: 1; pid 1
-[2026-11-21 11:30:40.100000] [cluster] waiting for mnist-ps-1.mnist-ps:9000 (attempt 1): DNS name did not resolve (Host not found)
-[2026-11-21 11:30:41.100000] [cluster] waiting for mnist-ps-1.mnist-ps:9000 (attempt 2): DNS name did not resolve (Host not found)
+[2026-11-21 11:30:40.100000] [net] waiting for mnist-ps-1.mnist-ps:9000 (attempt 1): DNS name did not resolve (Host not found)
+[2026-11-21 11:30:41.100000] [net] waiting for mnist-ps-1.mnist-ps:9000 (attempt 2): DNS name did not resolve (Host not found)
 `
 	if line := waitingDNSLine(log); !strings.Contains(line, "(attempt 1)") {
 		t.Errorf("%q", line)

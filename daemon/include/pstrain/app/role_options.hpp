@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "pstrain/cluster/placement.hpp"
 #include "pstrain/config/config.hpp"
+#include "pstrain/net/endpoint.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -18,7 +18,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index);
 
 // Worker `index`, talking to the ps at `ps` (in shard order).
 ps::ClientOptions clientOptions(const config::Config& settings, int index,
-                                std::vector<cluster::Endpoint> ps);
+                                std::vector<net::Endpoint> ps);
 
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
 

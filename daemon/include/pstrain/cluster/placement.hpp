@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "pstrain/config/config.hpp"
+#include "pstrain/net/endpoint.hpp"
 
 namespace pstrain::cluster {
-
 
 // A StatefulSet pod name, `<prefix>-<role>-<ordinal>`, taken apart.
 struct PodName {
@@ -18,19 +18,9 @@ struct PodName {
 
 std::optional<PodName> parsePodName(const std::string& name);
 
-struct Endpoint {
-  std::string host;
-  int port = 0;
-
-  std::string toString() const { return host + ":" + std::to_string(port); }
-};
-
-// "host:port" or "[v6]:port".
-Endpoint parseEndpoint(const std::string& hostPort);
-
 // `<prefix>-ps-<i>.<service>` for every ps, or the FQDN
 // `<prefix>-ps-<i>.<service>.<namespace>.svc.<domain>` when a domain is given.
-std::vector<Endpoint> psEndpoints(const std::string& prefix, const std::string& service, int count,
+std::vector<net::Endpoint> psEndpoints(const std::string& prefix, const std::string& service, int count,
                                   int port, const std::string& podNamespace,
                                   const std::string& clusterDomain);
 
@@ -39,7 +29,7 @@ struct Placement {
   Role role;
   int index;
   int listenPort;
-  std::vector<Endpoint> ps;
+  std::vector<net::Endpoint> ps;
 };
 
 // Role and index from the flags, else from the pod name; peers from psHosts, else from the

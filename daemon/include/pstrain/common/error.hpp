@@ -6,7 +6,8 @@
 namespace pstrain {
 
 // Process exit codes: each class of start-up failure has its own, so scripts and
-// Kubernetes events tell a bad flag from a bad data file or an unreachable peer.
+// Kubernetes events tell a bad flag from a bad data file or an unreachable peer. main.cpp is the
+// one place that maps an error class to its code.
 enum ExitCode : int {
   kExitOk = 0,
   kExitFailure = 1,
@@ -19,47 +20,46 @@ enum ExitCode : int {
 class Error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-  virtual int exitCode() const { return kExitFailure; }
 };
 
 // A flag, environment variable or configuration file entry is invalid.
 class ConfigError : public Error {
  public:
   using Error::Error;
-  int exitCode() const override { return kExitConfig; }
 };
 
 // A data file is missing or malformed.
 class DataError : public Error {
  public:
   using Error::Error;
-  int exitCode() const override { return kExitData; }
 };
 
-// A peer could not be reached, or spoke out of turn.
+// A peer failed us. Never thrown as such: each of the three kinds below says whether another
+// attempt can help, so a retry loop catches UnreachableError alone and lets the others pass.
 class PeerError : public Error {
+ protected:
+  explicit PeerError(const std::string& what) : Error(what) {}
+};
+
+// The peer is not there, or no longer: its name does not resolve, nothing answers on its port,
+// or its channel closed or fell silent. Pods start in parallel and DNS records follow, and a ps
+// that restarts comes back: the one kind of peer failure a later attempt may cure.
+class UnreachableError final : public PeerError {
  public:
-  using Error::Error;
-  int exitCode() const override { return kExitPeer; }
+  explicit UnreachableError(const std::string& what) : PeerError(what) {}
 };
 
 // Bytes received from the network violate the wire protocol. Trying again will not help.
-class ProtocolError : public PeerError {
+class ProtocolError final : public PeerError {
  public:
-  using PeerError::PeerError;
+  explicit ProtocolError(const std::string& what) : PeerError(what) {}
 };
 
-// The peer refused us and said why (an error frame): trying again will not help.
-class RefusedError : public PeerError {
+// The peer answered and refused us, saying why (an error frame, an HTTP error status): trying
+// again will not help.
+class RefusedError final : public PeerError {
  public:
-  using PeerError::PeerError;
-};
-
-// The peer is not there (yet): its name does not resolve or nothing answers on its port. Pods
-// start in parallel and DNS records follow, so a later attempt may succeed.
-class UnreachableError : public PeerError {
- public:
-  using PeerError::PeerError;
+  explicit RefusedError(const std::string& what) : PeerError(what) {}
 };
 
 // Bytes that do not hold the fields their format says: too few, or some left over. Neutral
@@ -74,14 +74,13 @@ class DecodeError : public Error {
 class IoError : public Error {
  public:
   using Error::Error;
-  int exitCode() const override { return kExitIo; }
 };
 
 // A failure that ends the process with a given exit code (e.g. a child process's own).
 class ExitError : public Error {
  public:
   ExitError(const std::string& what, int code) : Error(what), code_(code) {}
-  int exitCode() const override { return code_; }
+  int code() const { return code_; }
 
  private:
   int code_;

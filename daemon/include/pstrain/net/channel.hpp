@@ -34,7 +34,8 @@ class Channel {
                     const float* values = nullptr, size_t valueCount = 0) = 0;
 
   // The next frame. An error frame from the peer throws RefusedError with the peer's reason; a
-  // peer that closed the channel, or silence longer than the receive timeout, throws PeerError.
+  // peer that closed the channel, or silence longer than the receive timeout, throws
+  // UnreachableError.
   virtual const Incoming& receive() = 0;
   // The values of the frame just received; throws ProtocolError unless there are `expected`.
   virtual void receiveValues(float* destination, size_t expected) = 0;

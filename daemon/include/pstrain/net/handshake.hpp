@@ -22,7 +22,7 @@ size_t helloFrameBytes();
 
 // Worker side: says `hello` (its nonce is made here), checks the ps's proof of `key`, proves
 // its own and returns the ps's welcome. Throws ProtocolError if the ps does not hold the key,
-// RefusedError if the ps refuses, PeerError if the channel fails.
+// RefusedError if the ps refuses, UnreachableError if the channel fails.
 Welcome introduce(Channel& channel, Hello hello, const std::string& key);
 
 // Ps side: takes the hello, lets `check` refuse it (by throwing ProtocolError), then challenges

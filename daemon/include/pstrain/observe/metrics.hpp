@@ -52,7 +52,7 @@ class Metrics {
   std::uint64_t globalStep() const { return globalStep_; }
   Events& events() const { return events_; }
 
-  // Counted where they happen (net/ knows nothing of Prometheus); exposed at each scrape.
+  // Counted where they happen (net/ knows nothing of Prometheus); read at each scrape.
   net::TrafficCounters traffic;
   std::atomic<std::uint64_t> reconnects{0};
   std::atomic<std::uint64_t> rejectedConnections{0};
@@ -91,10 +91,12 @@ class Metrics {
   std::atomic<std::uint64_t> localStep_{0};
   std::atomic<float> loss_;
   std::atomic<double> testAccuracy_;
-  // The registry's view of the fields above, brought up to date by prometheusText().
+  // The registry's view of the gauges above, brought up to date by prometheusText().
   std::shared_ptr<prometheus::Registry> registry_;
   struct Exposed;
   std::unique_ptr<Exposed> exposed_;
+  class Counters;
+  std::unique_ptr<Counters> counters_;
 
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;

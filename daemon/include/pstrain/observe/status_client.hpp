@@ -26,12 +26,13 @@ struct HttpReply {
 };
 
 // One HTTP request to http://host:port/path, with `body` (of `contentType`) when not empty;
-// throws PeerError when nothing answers.
+// throws UnreachableError when nothing answers.
 HttpReply httpRequest(const std::string& host, int port, const std::string& method,
                       const std::string& path, const std::string& body,
                       const std::string& contentType, double timeoutSeconds);
 
-// GET http://host:port/status; throws PeerError when it cannot be fetched or read.
+// GET http://host:port/status; throws UnreachableError when it cannot be fetched, RefusedError
+// for an HTTP error status, ProtocolError when the answer is not a status.
 StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeconds = 2);
 
 // What /predict answers for a blank image: the HTTP status and the first line of the body.
@@ -40,7 +41,7 @@ struct PredictProbe {
   std::string answer;
 };
 
-// POST a blank image to http://host:port/predict; throws PeerError when nothing answers.
+// POST a blank image to http://host:port/predict; throws UnreachableError when nothing answers.
 PredictProbe probePredict(const std::string& host, int port, double timeoutSeconds = 5);
 
 // "training: global step 1234/3000 (41%), 1002 steps/s, loss 0.4321, accuracy 0.8512, ETA 2 s"

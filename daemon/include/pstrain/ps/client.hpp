@@ -8,26 +8,22 @@
 #include <string>
 #include <vector>
 
-#include "pstrain/cluster/placement.hpp"
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/net/channel.hpp"
+#include "pstrain/net/dialer.hpp"
+#include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/message.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/client_observer.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
-
-// One attempt at a channel to a ps: throws UnreachableError (or another PeerError) when it
-// fails. The TCP dialer resolves and connects once; tests dial a LoopbackNetwork.
-using Dialer =
-    std::function<std::unique_ptr<net::Channel>(const cluster::Endpoint&, std::uint32_t maxPayload)>;
 
 struct ClientOptions {
   std::uint32_t worker = 0;
   std::uint64_t runId = 0;
   model::Layout layout = model::Layout::mnist({});  // the run's model
   std::string authKey;
-  std::vector<cluster::Endpoint> ps;  // in shard order
+  std::vector<net::Endpoint> ps;  // in shard order
   double peerTimeoutSeconds = 300;    // for a ps to appear, or to come back
   double idleTimeoutSeconds = 0;      // for an answer; 0: wait for ever
 };
@@ -44,11 +40,11 @@ class Client {
     bool held = false;              // ps 0 held its answer (StepGate): the others were pulled again
   };
 
-  Client(ClientOptions options, Dialer dial, observe::Metrics& metrics);
+  Client(ClientOptions options, net::Dialer dial, ClientObserver& observer);
 
-  // Connects to every ps, retrying each with backoff until the peer timeout; throws PeerError
-  // (UnreachableError when a ps never appeared) when that is over, RefusedError or
-  // ProtocolError at once when a ps refuses this worker or cannot prove the key.
+  // Connects to every ps, retrying each with backoff until the peer timeout; throws
+  // UnreachableError when a ps never appeared, RefusedError or ProtocolError at once when a ps
+  // refuses this worker or cannot prove the key.
   void connect();
 
   // Every ps's slice of the parameters into `params`.
@@ -66,7 +62,7 @@ class Client {
 
  private:
   struct Link {
-    cluster::Endpoint endpoint;
+    net::Endpoint endpoint;
     std::unique_ptr<net::Channel> channel;
     net::Welcome shard{};
     std::uint64_t globalStep = 0;
@@ -78,8 +74,8 @@ class Client {
     AlignedVector<float> values;           // a push's values when they are not a dense slice
   };
 
-  // A channel to `endpoint` that serves the shard starting at `offset` (any when npos).
-  Link open(const cluster::Endpoint& endpoint, size_t offset);
+  // A channel to `endpoint` that serves the shard starting at `offset`.
+  Link open(const net::Endpoint& endpoint, size_t offset);
   void reconnect(Link& link, float* params);
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
@@ -91,8 +87,8 @@ class Client {
   void receiveParams(Link& link, float* params, Exchange& exchange);
 
   const ClientOptions options_;
-  const Dialer dial_;
-  observe::Metrics& metrics_;
+  const net::Dialer dial_;
+  ClientObserver& observer_;
   std::vector<Link> links_;
 };
 

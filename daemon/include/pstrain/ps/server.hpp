@@ -1,20 +1,20 @@
 #pragma once
 
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "pstrain/net/channel.hpp"
-#include "pstrain/observe/metrics.hpp"
 #include "pstrain/model/layout.hpp"
+#include "pstrain/net/channel.hpp"
+#include "pstrain/net/message.hpp"
+#include "pstrain/ps/checkpointer.hpp"
+#include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 #include "pstrain/ps/step_gate.hpp"
+#include "pstrain/ps/update_rule.hpp"
 
 namespace pstrain::ps {
 
@@ -31,7 +31,6 @@ struct ServerOptions {
   Shard::Options shard;
   std::string authKey;
   double idleTimeoutSeconds = 0;  // for a worker's channel once admitted; 0: none
-  int logEverySteps = 1;
   std::string checkpointPath;  // "" for none
   double checkpointEverySeconds = 0;
   std::string description;  // of the training settings, for the start-up line
@@ -39,16 +38,14 @@ struct ServerOptions {
   int concurrentWorkers = 0;  // StepGate's capacity; 0: no bound
 };
 
-// A parameter server: owns one shard of the model and serves each worker's channel, whatever
-// carries it (TCP or in-process): the handshake, then pulls, pushes and done. Each applied push
-// is one global step; the ps logs its progress and the end of training, then goes on answering
-// (with the final parameters) until stopped. Checkpoints its shard periodically, at the end and
-// on stop(), and restores one of the same run when it starts.
+// A parameter server's serving loop: serves each worker's channel, whatever carries it (TCP or
+// in-process): the handshake, waiting for the chief, then pulls, pushes and done, each handed to
+// the update rule. Each applied push is one global step; after the last the ps goes on answering
+// (with the final parameters) until stopped. Its checkpointer restores the shard of this run when
+// the ps starts, and checkpoints it periodically, at the last step and on stop().
 class Server {
  public:
-  Server(ServerOptions options, observe::Metrics& metrics);
-  // Stops the periodic checkpoints. Every serve() must have returned.
-  ~Server();
+  Server(ServerOptions options, ServerObserver& observer);
 
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
@@ -59,11 +56,10 @@ class Server {
 
   // The size of the largest frame a worker sends.
   std::uint32_t maxPayload() const;
-  std::uint64_t globalStep() const { return shard_.state().globalStep; }
+  std::uint64_t globalStep() const { return rule_.globalStep(); }
 
-  // Writes the shard, its optimizer state and the global step to the checkpoint path
-  // (temporary file, fsync, rename), unless nothing changed since the last one.
-  void checkpoint();
+  // Writes a checkpoint unless nothing changed since the last one.
+  void checkpoint() { checkpointer_.write(); }
 
   // Stops applying pushes, releases pushes waiting at the sync barrier and writes the last
   // checkpoint: for SIGTERM.
@@ -71,15 +67,12 @@ class Server {
 
  private:
   void admit(const net::Hello& hello) const;
-  void awaitChief(std::uint32_t worker, const std::string& peer);
-  void restoreCheckpoint();
-  void checkpointPeriodically();
-  void logStep(const Shard::StepResult& result, std::uint64_t localStep, float loss,
-               std::uint32_t worker);
+  void awaitChief(std::uint32_t worker);
 
-  ServerOptions options_;
-  observe::Metrics& metrics_;
-  Shard shard_;
+  ServerOptions options_;  // its initial values and optimizer are moved into the update rule
+  ServerObserver& observer_;
+  UpdateRule rule_;
+  Checkpointer checkpointer_;  // after rule_: its thread ends before the shard does
   StepGate gate_;
   // Where pushes are received: taken for one push and given back once it is applied.
   std::shared_ptr<BufferPool> gradients_;
@@ -88,31 +81,6 @@ class Server {
   std::mutex chiefMutex_;
   std::condition_variable chiefArrived_;
   bool chiefJoined_ = false;
-  std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
-  std::chrono::steady_clock::time_point startTime_;
-  std::mutex checkpointMutex_;  // one writer of the file at a time
-  std::uint64_t checkpointedStep_ = UINT64_MAX;
-  std::mutex stopMutex_;
-  std::condition_variable stopRequested_;
-  bool stopping_ = false;
-  std::thread checkpointer_;
-  // The staleness of the pushes applied since the last step event, for its mean.
-  struct StalenessWindow {
-    std::mutex mutex;
-    std::uint64_t sum = 0;
-    std::uint64_t count = 0;
-    void add(std::uint64_t staleness) {
-      std::lock_guard<std::mutex> lock(mutex);
-      sum += staleness;
-      ++count;
-    }
-    double take() {
-      std::lock_guard<std::mutex> lock(mutex);
-      const double mean = count ? double(sum) / double(count) : 0.0;
-      sum = count = 0;
-      return mean;
-    }
-  } stalenessSince_;
 };
 
 }  // namespace pstrain::ps

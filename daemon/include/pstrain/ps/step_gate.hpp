@@ -1,7 +1,7 @@
 #pragma once
 
 #include <condition_variable>
-#include <cstdint>
+#include <deque>
 #include <mutex>
 
 namespace pstrain::ps {
@@ -45,12 +45,12 @@ class StepGate {
   int waiting() const;
 
  private:
+  struct Waiter;
+
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
   const int capacity_;
   int inside_ = 0;
-  std::uint64_t issued_ = 0;    // tickets handed to places that asked to enter
-  std::uint64_t admitted_ = 0;  // tickets below this one are in, in the order they came
+  std::deque<Waiter*> waiting_;  // in the order they came
   bool open_ = false;
 };
 

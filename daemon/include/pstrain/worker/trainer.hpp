@@ -7,10 +7,11 @@
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/data/idx.hpp"
 #include "pstrain/model/mlp.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/net/connection.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 #include "pstrain/worker/evaluator.hpp"
+#include "pstrain/worker/trainer_observer.hpp"
 
 namespace pstrain::worker {
 
@@ -34,7 +35,6 @@ struct TrainerOptions {
   int batchSize = 100;
   std::uint64_t trainSteps = 0;
   std::uint64_t seed = 1;
-  int logEverySteps = 1;
   int evalEverySteps = 0;  // chief only; 0: at the end only
 };
 
@@ -44,7 +44,9 @@ struct TrainerOptions {
 // evalEverySteps and at the end.
 class Trainer {
  public:
-  Trainer(TrainerOptions options, ps::Client& client, observe::Metrics& metrics);
+  // `traffic`: the bytes of the client's channels, for the result.
+  Trainer(TrainerOptions options, ps::Client& client, TrainerObserver& observer,
+          const net::TrafficCounters& traffic);
 
   // `test` is used by the chief only and may be null for the others.
   TrainingResult run(const data::Examples& train, const data::Examples* test);
@@ -56,7 +58,8 @@ class Trainer {
  private:
   const TrainerOptions options_;
   ps::Client& client_;
-  observe::Metrics& metrics_;
+  TrainerObserver& observer_;
+  const net::TrafficCounters& traffic_;
   model::Layout layout_;
   AlignedVector<float> params_;
   AlignedVector<float> gradient_;

@@ -1,4 +1,4 @@
-#define BOOST_TEST_MODULE peer_connector
+#define BOOST_TEST_MODULE dialer
 #include <boost/test/unit_test.hpp>
 
 #include <Poco/Net/ServerSocket.h>
@@ -6,10 +6,11 @@
 #include <chrono>
 #include <thread>
 
-#include "pstrain/cluster/peer_connector.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/net/dialer.hpp"
+#include "pstrain/net/retry.hpp"
 
-using namespace pstrain::cluster;
+using namespace pstrain::net;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -74,7 +75,7 @@ BOOST_AUTO_TEST_CASE(waits_for_a_peer_that_starts_listening_late) {
   lateServer.join();
 }
 
-BOOST_AUTO_TEST_CASE(a_refusal_is_not_retried) {
+BOOST_AUTO_TEST_CASE(a_refusal_or_a_protocol_error_is_not_retried) {
   int attempts = 0;
   BOOST_CHECK_THROW(retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10),
                                [&] {
@@ -82,5 +83,19 @@ BOOST_AUTO_TEST_CASE(a_refusal_is_not_retried) {
                                  throw pstrain::RefusedError("ps refused: another run");
                                }),
                     pstrain::RefusedError);
-  BOOST_TEST(attempts == 1);
+  BOOST_CHECK_THROW(retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10),
+                               [&] {
+                                 ++attempts;
+                                 throw pstrain::ProtocolError("bad magic");
+                               }),
+                    pstrain::ProtocolError);
+  BOOST_TEST(attempts == 2);
+}
+
+BOOST_AUTO_TEST_CASE(an_unreachable_peer_is_tried_again_until_an_attempt_succeeds) {
+  int attempts = 0;
+  retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10), [&] {
+    if (++attempts < 3) throw pstrain::UnreachableError("closed by the peer");
+  });
+  BOOST_TEST(attempts == 3);
 }

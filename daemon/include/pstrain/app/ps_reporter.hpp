@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/server_observer.hpp"
+
+namespace pstrain::app {
+
+// A ps's reports onto its metrics, its events and its log lines (the progress line and step
+// event every `logEverySteps` global steps and at the last).
+class PsReporter : public ps::ServerObserver {
+ public:
+  PsReporter(int index, int logEverySteps, observe::Metrics& metrics);
+
+  void restored(std::uint64_t globalStep, const std::string& path, bool completed) override;
+  void checkpointWritten(std::uint64_t globalStep, const std::string& path) override;
+  void serving(bool completed) override;
+  void workerArrived(std::uint32_t worker, const std::string& address) override;
+  void workerWaitsForChief(std::uint32_t worker) override;
+  void workerJoined(std::uint32_t worker, const std::string& address,
+                    std::uint64_t globalStep) override;
+  void workerLeft(std::uint32_t worker) override;
+  void pulled(double seconds) override;
+  void pushed(std::uint32_t worker, std::uint64_t localStep, double seconds) override;
+  void pushApplied(std::uint64_t staleness) override;
+  void stepApplied(const Step& step) override;
+  void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) override;
+  void workerFinished(std::uint32_t worker, std::uint64_t localSteps) override;
+
+ private:
+  const int index_;
+  const int logEverySteps_;
+  observe::Metrics& metrics_;
+  std::mutex mutex_;
+  std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
+  // The staleness of the pushes applied since the last step event, for its mean.
+  std::uint64_t stalenessSum_ = 0;
+  std::uint64_t stalenessCount_ = 0;
+};
+
+}  // namespace pstrain::app

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pstrain/observe/metrics.hpp"
+#include "pstrain/ps/client_observer.hpp"
+#include "pstrain/worker/trainer_observer.hpp"
+
+namespace pstrain::app {
+
+// A worker's reports, of its training loop and its ps client, onto its metrics, its events and
+// its log lines (the progress line and step event every `logEverySteps` local steps).
+class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver {
+ public:
+  WorkerReporter(int index, int logEverySteps, observe::Metrics& metrics);
+
+  void connected(const net::Endpoint& ps, const net::Welcome& welcome) override;
+  void lost(const net::Endpoint& ps, const std::string& reason) override;
+  void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
+                   std::uint64_t globalStep) override;
+
+  void training() override;
+  void pulled(double seconds) override;
+  void exchanged(double seconds) override;
+  void stepDone(std::uint64_t localStep, std::uint64_t globalStep, float loss) override;
+  void evaluated(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+                 double takenAt) override;
+  void trainingEnded(double elapsedSeconds) override;
+  void done(std::uint64_t globalStep, double elapsedSeconds,
+            std::optional<double> accuracy) override;
+
+ private:
+  const int index_;
+  const int logEverySteps_;
+  observe::Metrics& metrics_;
+  std::mutex mutex_;
+  std::vector<std::string> peers_;  // the ps connected to, in order
+};
+
+}  // namespace pstrain::app

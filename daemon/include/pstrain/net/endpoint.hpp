@@ -1,0 +1,18 @@
+#pragma once
+
+#include <string>
+
+namespace pstrain::net {
+
+// Where a peer listens: a DNS name or address, and a port.
+struct Endpoint {
+  std::string host;
+  int port = 0;
+
+  std::string toString() const { return host + ":" + std::to_string(port); }
+};
+
+// "host:port" or "[v6]:port"; throws ConfigError otherwise.
+Endpoint parseEndpoint(const std::string& hostPort);
+
+}  // namespace pstrain::net

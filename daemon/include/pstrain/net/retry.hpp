@@ -1,0 +1,18 @@
+#pragma once
+
+#include <chrono>
+#include <functional>
+
+#include "pstrain/net/endpoint.hpp"
+
+namespace pstrain::net {
+
+// Runs `attempt` until it returns, again and again with capped exponential backoff while it
+// fails with UnreachableError (the peer is not there yet, went away, or is another one for now),
+// until `deadline`; then throws the last failure, naming the peer. Any other error (a refusal,
+// a protocol error) ends it at once. The one retry loop of reaching a peer: pods start in
+// parallel and their DNS records appear late.
+void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
+                const std::function<void()>& attempt);
+
+}  // namespace pstrain::net

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "pstrain/ps/optimizer.hpp"
+#include "pstrain/ps/server_observer.hpp"
+#include "pstrain/ps/shard.hpp"
+
+namespace pstrain::ps {
+
+// What a pull and a push do to a ps's shard, as ps-lite's request handle: a push's gradient
+// becomes a global step of the shard (Shard: the optimizer, combining, the sync barrier), the
+// step is reported, and the last step ends training: the clock stops and `completed` runs (the
+// final checkpoint). The serving loop hands
+// it requests and knows nothing of the optimizer.
+class UpdateRule {
+ public:
+  struct Options {
+    int index = 0;  // of the ps, for its log lines
+    Shard::Options shard;
+  };
+
+  // The parameters a request is answered with, and how long the ps held it.
+  struct Answer {
+    Shard::StepResult result;
+    double seconds;
+  };
+
+  UpdateRule(Options options, std::vector<float> initial, std::unique_ptr<Optimizer> optimizer,
+             ServerObserver& observer, std::function<void()> completed);
+
+  Shard& shard() { return shard_; }
+  std::uint64_t globalStep() const { return shard_.state().globalStep; }
+
+  // Starts the training clock, once: when the chief arrives, or at once for a run restored
+  // under way.
+  void startClock();
+
+  Answer pull();
+  // `worker`'s gradient of its step `localStep`, whose loss was `loss`, computed on the
+  // parameters at global step `basedOn`.
+  Answer push(std::uint32_t worker, std::uint64_t localStep, float loss, const float* gradient,
+              std::uint64_t basedOn);
+
+  // Applies no push from now on and releases those waiting at the sync barrier.
+  void stop() { shard_.close(); }
+
+ private:
+  void advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                std::uint32_t worker);
+
+  const Options options_;
+  ServerObserver& observer_;
+  const std::function<void()> completed_;
+  Shard shard_;
+  std::once_flag clockStarted_;
+  std::chrono::steady_clock::time_point startTime_;
+};
+
+}  // namespace pstrain::ps

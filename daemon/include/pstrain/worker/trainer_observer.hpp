@@ -1,0 +1,31 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+namespace pstrain::worker {
+
+// What a worker's training loop reports: the narrow view of metrics, events and log lines that
+// the loop has (app/ implements it onto them).
+class TrainerObserver {
+ public:
+  virtual ~TrainerObserver() = default;
+
+  // The first parameters are in: training starts.
+  virtual void training() = 0;
+  virtual void pulled(double seconds) = 0;
+  // A push's round trip.
+  virtual void exchanged(double seconds) = 0;
+  // The worker's step `localStep` was applied; the ps are at `globalStep`.
+  virtual void stepDone(std::uint64_t localStep, std::uint64_t globalStep, float loss) = 0;
+  // The test accuracy of the parameters of `globalStep`, taken at `takenAt` (Unix seconds).
+  virtual void evaluated(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+                         double takenAt) = 0;
+  // Every ps has reached the last step; the worker's training took `elapsedSeconds`.
+  virtual void trainingEnded(double elapsedSeconds) = 0;
+  // After the chief's last evaluation: the run ended at `globalStep`.
+  virtual void done(std::uint64_t globalStep, double elapsedSeconds,
+                    std::optional<double> accuracy) = 0;
+};
+
+}  // namespace pstrain::worker

@@ -1,0 +1,38 @@
+#include "pstrain/net/retry.hpp"
+
+#include <algorithm>
+#include <thread>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
+
+namespace pstrain::net {
+
+void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
+                const std::function<void()>& attempt) {
+  auto logger = log::logger("net");
+  auto backoff = std::chrono::milliseconds(50);
+  const auto maxBackoff = std::chrono::milliseconds(2000);
+  for (int count = 1;; ++count) {
+    std::string failure;
+    try {
+      attempt();
+      return;
+    } catch (const UnreachableError& e) {
+      failure = e.what();
+    }
+    if (std::chrono::steady_clock::now() + backoff > deadline) {
+      throw UnreachableError("peer " + endpoint.toString() + ": " + failure +
+                             ", until the peer timeout (" + std::to_string(count) +
+                             " attempts)");
+    }
+    // First attempt, then every few: enough to see a wait without flooding the log.
+    if (count == 1 || count % 10 == 0) {
+      logger->info("waiting for {} (attempt {}): {}", endpoint.toString(), count, failure);
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, maxBackoff);
+  }
+}
+
+}  // namespace pstrain::net

@@ -1,0 +1,52 @@
+#include "pstrain/ps/update_rule.hpp"
+
+#include "pstrain/common/log.hpp"
+#include "pstrain/common/timestamp.hpp"
+
+namespace pstrain::ps {
+
+UpdateRule::UpdateRule(Options options, std::vector<float> initial,
+                       std::unique_ptr<Optimizer> optimizer, ServerObserver& observer,
+                       std::function<void()> completed)
+    : options_(std::move(options)),
+      observer_(observer),
+      completed_(std::move(completed)),
+      shard_(std::move(initial), std::move(optimizer), options_.shard) {}
+
+void UpdateRule::startClock() {
+  std::call_once(clockStarted_, [this] { startTime_ = std::chrono::steady_clock::now(); });
+}
+
+UpdateRule::Answer UpdateRule::pull() {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = shard_.read();
+  const double seconds = secondsSince(start);
+  observer_.pulled(seconds);
+  return {std::move(result), seconds};
+}
+
+UpdateRule::Answer UpdateRule::push(std::uint32_t worker, std::uint64_t localStep, float loss,
+                                    const float* gradient, std::uint64_t basedOn) {
+  const auto start = std::chrono::steady_clock::now();
+  auto result = shard_.push(worker, gradient, basedOn);
+  const double seconds = secondsSince(start);
+  observer_.pushed(worker, localStep, seconds);
+  if (result.applied) observer_.pushApplied(result.staleness);
+  if (result.advanced) advanced(result, localStep, loss, worker);
+  return {std::move(result), seconds};
+}
+
+void UpdateRule::advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
+                          std::uint32_t worker) {
+  const auto& shard = options_.shard;
+  observer_.stepApplied({result.globalStep, loss, worker, localStep, result.averaged,
+                         shard.syncWorkers, std::int64_t(shard.syncTimeout.count()),
+                         result.done});
+  if (result.done) {
+    observer_.trainingCompleted(result.globalStep, secondsSince(startTime_));
+    completed_();
+    log::flush();
+  }
+}
+
+}  // namespace pstrain::ps
