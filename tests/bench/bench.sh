@@ -15,7 +15,8 @@
 #      port, against the same run without;
 #   6. BLAS kernels: pstrain single with its own choice next to every core this CPU runs
 #      (tests/bench/blas.sh);
-#   7. predictions: POST /predict of `pstrain serve`, single-image latency and batched images/s
+#   7. predictions: POST /predict of `pstrain serve` beside a numpy peer, single-image latency
+#      and images/s in batches of 250, keep-alive
 #      (tests/bench/predict.sh).
 # Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
 # Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
@@ -140,5 +141,5 @@ echo
 echo "6. BLAS kernels"
 bash tests/bench/blas.sh "$repeats"
 echo
-echo "7. Predictions: POST /predict of pstrain serve (784-128-10), Fashion-MNIST test images as JSON"
+echo "7. Predictions: POST /predict of pstrain serve and of the same model in numpy behind Python's http.server (784-128-10), Fashion-MNIST test images as JSON, keep-alive"
 bash tests/bench/predict.sh

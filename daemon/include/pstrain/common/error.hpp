@@ -14,6 +14,7 @@ enum ExitCode : int {
   kExitData = 3,
   kExitPeer = 4,
   kExitIo = 5,
+  kExitListen = 6,
 };
 
 class Error : public std::runtime_error {
@@ -75,6 +76,13 @@ class IoError : public Error {
  public:
   using Error::Error;
   int exitCode() const override { return kExitIo; }
+};
+
+// A port cannot be listened on: another process holds it, or it may not be used.
+class ListenError : public Error {
+ public:
+  using Error::Error;
+  int exitCode() const override { return kExitListen; }
 };
 
 // A failure that ends the process with a given exit code (e.g. a child process's own).
