@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
     return fail(e.what(), pstrain::kExitPeer);
   } catch (const pstrain::IoError& e) {
     return fail(e.what(), pstrain::kExitIo);
+  } catch (const pstrain::ListenError& e) {
+    return fail(e.what(), pstrain::kExitListen);
   } catch (const pstrain::ExitError& e) {
     return fail(e.what(), e.code());
   } catch (const pstrain::Error& e) {

@@ -15,7 +15,8 @@
 #      port, against the same run without;
 #   6. BLAS kernels: pstrain single with its own choice next to every core this CPU runs
 #      (tests/bench/blas.sh);
-#   7. predictions: POST /predict of `pstrain serve`, single-image latency and batched images/s
+#   7. predictions: POST /predict of `pstrain serve` beside a numpy peer, single-image latency
+#      and images/s in batches of 250, keep-alive
 #      (tests/bench/predict.sh).
 # Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
 # Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
@@ -46,6 +47,9 @@ run() {
   local name=$1 repeat=$2
   shift 2
   local dir="$work/$name.$repeat"
+  # Every worker computes at once (--concurrent-workers 0): these tables measure the ps core's
+  # throughput; time_to_accuracy.sh measures pstrain local's default bound beside it.
+  [ "$1" = local ] && set -- "$@" --concurrent-workers 0
   date +%s.%N >"$dir.start"
   "$bin" "$@" --log-dir "$dir" --summary-json "$dir.json" >/dev/null
 }
@@ -140,5 +144,5 @@ echo
 echo "6. BLAS kernels"
 bash tests/bench/blas.sh "$repeats"
 echo
-echo "7. Predictions: POST /predict of pstrain serve (784-128-10), Fashion-MNIST test images as JSON"
+echo "7. Predictions: POST /predict of pstrain serve and of the same model in numpy behind Python's http.server (784-128-10), Fashion-MNIST test images as JSON, keep-alive"
 bash tests/bench/predict.sh

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Load on POST /predict of a running `pstrain serve`: single-image latency (p50, p99) and
-batched throughput (images/s), with Fashion-MNIST test images as JSON. One connection per
-request, as the server closes each (no keep-alive).
+"""Load on POST /predict of running servers, side by side: single-image latency (p50, p99) and
+batched throughput (images/s in batches of 250), Fashion-MNIST test images as JSON, over one
+kept-alive connection per server (client time included).
 
-usage: predict_load.py PORT DATA_DIR [SINGLE_REQUESTS] [BATCH] [BATCH_REQUESTS]
+usage: predict_load.py DATA_DIR NAME=PORT... [--singles N] [--batch N] [--batches N]
 """
+import argparse
 import gzip
 import http.client
 import json
@@ -23,43 +24,58 @@ def test_images(data_dir):
     return [list(raw[16 + i * 784:16 + (i + 1) * 784]) for i in range(count)]
 
 
-def post(port, body):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    connection.request("POST", "/predict", body, {"Content-Type": "application/json"})
-    response = connection.getresponse()
-    answer = response.read()
-    connection.close()
-    if response.status != 200:
-        sys.exit(f"/predict answered {response.status}: {answer[:200]!r}")
-    return json.loads(answer)
+class Client:
+    def __init__(self, port):
+        self.connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+
+    def post(self, body):
+        self.connection.request("POST", "/predict", body, {"Content-Type": "application/json"})
+        response = self.connection.getresponse()
+        answer = response.read()
+        if response.status != 200:
+            sys.exit(f"/predict answered {response.status}: {answer[:200]!r}")
+        if response.getheader("Connection", "").lower() == "close":
+            sys.exit("the server closed the connection: no keep-alive")
+        return json.loads(answer)
 
 
-def main():
-    port, data_dir = int(sys.argv[1]), sys.argv[2]
-    singles = int(sys.argv[3]) if len(sys.argv) > 3 else 500
-    batch = int(sys.argv[4]) if len(sys.argv) > 4 else 1000
-    batches = int(sys.argv[5]) if len(sys.argv) > 5 else 10
-    images = test_images(data_dir)
-
-    bodies = [json.dumps({"images": [images[i % len(images)]]}) for i in range(singles)]
+def measure(port, singles, batch_bodies, batch):
+    client = Client(port)
     latencies = []
-    for body in bodies:
+    for body in singles:
         start = time.perf_counter()
-        post(port, body)
+        client.post(body)
         latencies.append(time.perf_counter() - start)
     latencies.sort()
     p50 = statistics.median(latencies) * 1e3
     p99 = latencies[min(len(latencies) - 1, int(0.99 * len(latencies)))] * 1e3
-
-    batch_bodies = [json.dumps({"images": [images[(b * batch + i) % len(images)] for i in range(batch)]})
-                    for b in range(batches)]
     start = time.perf_counter()
     for body in batch_bodies:
-        assert len(post(port, body)["predictions"]) == batch
-    per_second = batches * batch / (time.perf_counter() - start)
+        assert len(client.post(body)["predictions"]) == batch
+    per_second = len(batch_bodies) * batch / (time.perf_counter() - start)
+    return p50, p99, per_second
 
-    print(f"single image: p50 {p50:.2f} ms, p99 {p99:.2f} ms over {singles} requests")
-    print(f"batches of {batch}: {per_second:.0f} images/s over {batches} requests")
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("data_dir")
+    parser.add_argument("servers", nargs="+", help="NAME=PORT")
+    parser.add_argument("--singles", type=int, default=500)
+    parser.add_argument("--batch", type=int, default=250)
+    parser.add_argument("--batches", type=int, default=20)
+    args = parser.parse_args()
+    images = test_images(args.data_dir)
+    singles = [json.dumps({"images": [images[i % len(images)]]}) for i in range(args.singles)]
+    batches = [json.dumps({"images": [images[(b * args.batch + i) % len(images)]
+                                      for i in range(args.batch)]})
+               for b in range(args.batches)]
+    print(f"{'server':<24} {'1 image p50':>12} {'p99':>9} {'images/s, batches of ' + str(args.batch):>28}")
+    for server in args.servers:
+        name, port = server.split("=")
+        p50, p99, per_second = measure(int(port), singles, batches, args.batch)
+        print(f"{name:<24} {p50:>9.2f} ms {p99:>6.2f} ms {per_second:>28.0f}")
+    print(f"({args.singles} single-image requests, {args.batches} batches; one kept-alive "
+          f"connection each)")
 
 
 if __name__ == "__main__":

@@ -174,6 +174,12 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 		return !document.getElementById("cluster").hidden &&
 			["ps 0", "ps 1", "worker 0", "worker 1"].every((p) => states[p] === "training");
 	})()`, 30*time.Second)
+	// How stale each ps's pushes are: a mean and a p99 bound beside its rate.
+	waitUntil(ctx, t, "the staleness of each ps's pushes in the processes table", `(() => {
+		const rows = [...document.querySelectorAll("#processes tbody tr")]
+			.filter((r) => r.dataset.process.startsWith("ps "));
+		return rows.length === 2 && rows.every((r) => /staleness [0-9.]+ \(p99 ≤ [0-9]+\)/.test(r.textContent));
+	})()`, 30*time.Second)
 	screenshot(ctx, t, artifacts, "training.png")
 
 	// Once the model exists the drawing pad appears; a "1" drawn as a pen would.

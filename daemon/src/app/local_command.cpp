@@ -154,12 +154,28 @@ std::string makeAuthKeyFile(const std::string& logDir) {
   return path;
 }
 
+// The HTTP port the user asked for with --http-port (the last one, as for every flag): worker
+// 0's, where its page is.
+std::optional<int> chosenHttpPort(const std::vector<std::string>& args,
+                                  const config::Config& settings) {
+  const bool chosen = std::any_of(args.begin(), args.end(), [](const std::string& arg) {
+    return arg == "--http-port" || arg.rfind("--http-port=", 0) == 0;
+  });
+  return chosen ? std::optional<int>(settings.httpPort) : std::nullopt;
+}
+
 // Every ps and worker as a child process on loopback, each with its own ports and log dir.
 std::vector<Child> planChildren(const std::string& self, const std::vector<std::string>& args,
                                 const config::Config& settings) {
-  // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i].
+  // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i];
+  // worker 0 the HTTP port the user chose, if any, which no other child may get.
   const int childCount = settings.ps + settings.workers;
-  auto ports = net::freeLoopbackPorts(2 * childCount);
+  const auto chiefPort = chosenHttpPort(args, settings);
+  auto ports = net::freeLoopbackPorts(2 * childCount + 1);
+  if (auto taken = std::find(ports.begin(), ports.end(), chiefPort.value_or(0));
+      taken != ports.end()) {
+    ports.erase(taken);
+  }
   std::string psHosts;
   for (int i = 0; i < settings.ps; ++i) {
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
@@ -171,6 +187,8 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
     std::string role = isPs ? "ps" : "worker";
     std::string name = role + "-" + std::to_string(index);
     std::string dir = settings.logDir + "/" + name;
+    const int httpPort =
+        !isPs && index == 0 && chiefPort ? *chiefPort : ports[size_t(childCount + i)];
     // The user's flags first, then this process's placement: for a repeated flag the last wins.
     std::vector<std::string> argv{self, "run"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -178,7 +196,7 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
                                        "--ps-hosts", psHosts,
                                        isPs ? std::string("--ps-port") : "--worker-port",
                                        std::to_string(ports[size_t(i)]), "--http-port",
-                                       std::to_string(ports[size_t(childCount + i)]),
+                                       std::to_string(httpPort),
                                        "--log-dir", dir, "--log-to-stdout", "false"};
     argv.insert(argv.end(), placement.begin(), placement.end());
     // The processes share this machine's cores: more workers computing at once than there are
@@ -196,9 +214,10 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
   return children;
 }
 
+// The child's HTTP port: the value of its last --http-port, the one it uses (its placement's).
 int httpPortOf(const Child& child) {
-  auto flag = std::find(child.argv.begin(), child.argv.end(), "--http-port");
-  return std::stoi(*(flag + 1));
+  auto flag = std::find(child.argv.rbegin(), child.argv.rend(), "--http-port");
+  return std::stoi(*(flag - 1));
 }
 
 int chiefHttpPort(const std::vector<Child>& children) {

@@ -20,6 +20,7 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
+#include "pstrain/data/data_set.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/net/dialer.hpp"
@@ -89,7 +90,11 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   auto files = data::findMnistFiles(settings.dataDir);
   auto train = data::loadTrainingSlice(files, placement.index, settings.workers);
   std::optional<data::Examples> test;
-  if (chief) test = data::loadTestSet(files);
+  std::optional<data::DataSetInfo> dataSet;  // what worker 0 records in the model file
+  if (chief) {
+    test = data::loadTestSet(files);
+    dataSet = data::describeDataSet(settings.dataDir, *test, model::kMnistClasses);
+  }
   logger->info("Worker {}: loaded {} training examples{} from {}", placement.index, train.count,
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
@@ -102,9 +107,9 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
     const std::string modelPath = settings.logDir + "/model.bin";
-    writeFileAtomically(modelPath, model::serializeModel(trainer.layout(), trainer.parameters()));
-    model->set(std::make_shared<serve::Predictor>(
-        model::Model{trainer.layout(), trainer.parameters()}, modelPath));
+    model::Model trained{trainer.layout(), trainer.parameters(), *dataSet};
+    writeFileAtomically(modelPath, model::serializeModel(trained));
+    model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
     Summary summary;
     summary.globalStep = result.globalStep;
     summary.testAccuracy = result.testAccuracy.value_or(0);
@@ -172,7 +177,8 @@ int runDaemon(const std::vector<std::string>& args) {
   const bool chief = placement.role == Role::kWorker && placement.index == 0;
   std::optional<serve::ModelSlot> model;
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
-  observe::HttpEndpoint http(settings.httpPort, &metrics, model ? &*model : nullptr);
+  observe::HttpEndpoint http(settings.httpPort, &metrics, model ? &*model : nullptr,
+                             {settings.modelName, settings.corsOrigin});
   if (placement.role == Role::kPs) runPs(settings, placement, metrics, http.port());
   runWorker(settings, placement, metrics, model ? &*model : nullptr);
 }

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
+#include "pstrain/config/config.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/serve/predictor.hpp"
@@ -17,36 +19,31 @@
 namespace pstrain::app {
 namespace {
 
-constexpr int kDefaultHttpPort = 8080;  // the daemon's httpPort default
 constexpr auto kModelPoll = std::chrono::milliseconds(500);
 
-int parsePort(const std::string& value) {
-  try {
-    size_t end = 0;
-    int port = std::stoi(value, &end);
-    if (end == value.size() && port >= 0 && port <= 65535) return port;
-  } catch (const std::exception&) {
-  }
-  throw ConfigError("--http-port takes a port from 0 to 65535, not '" + value + "'");
-}
+// The configuration keys a model server takes, as flags (or PSTRAIN_* variables).
+const std::vector<std::string> kServeFlags{"--http-port", "--model-name", "--cors-origin"};
 
 }  // namespace
 
 int runServe(const std::vector<std::string>& args) {
-  const std::string usage = "usage: pstrain serve --model FILE [--http-port N]";
+  const std::string usage =
+      "usage: pstrain serve --model FILE [--http-port N] [--model-name NAME] [--cors-origin "
+      "ORIGIN]";
   std::string modelPath;
-  int port = kDefaultHttpPort;
+  std::vector<std::string> settingArgs;
   for (size_t i = 0; i < args.size(); i += 2) {
     if (i + 1 >= args.size()) throw ConfigError(args[i] + " needs a value; " + usage);
     if (args[i] == "--model") {
       modelPath = args[i + 1];
-    } else if (args[i] == "--http-port") {
-      port = parsePort(args[i + 1]);
+    } else if (std::find(kServeFlags.begin(), kServeFlags.end(), args[i]) != kServeFlags.end()) {
+      settingArgs.insert(settingArgs.end(), {args[i], args[i + 1]});
     } else {
       throw ConfigError("unknown flag " + args[i] + "; " + usage);
     }
   }
   if (modelPath.empty()) throw ConfigError(usage);
+  const auto settings = config::load({settingArgs, config::processEnvironment()});
   log::initConsole();
   handleTerminationSignals([](int signal) {
     log::logger("serve")->info("received {}, exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -55,9 +52,13 @@ int runServe(const std::vector<std::string>& args) {
   limitBlasThreads(cpuLimit());  // a pod's CPU limit, as the daemon does
   auto logger = log::logger("serve");
   serve::ModelSlot model("no model yet: waiting for " + modelPath);
-  observe::HttpEndpoint http(port, nullptr, &model);
-  logger->info("serving {} on http://0.0.0.0:{}/ (POST /predict); pid {}", modelPath, http.port(),
-               ::getpid());
+  observe::HttpEndpoint http(settings.httpPort, nullptr, &model,
+                             {settings.modelName, settings.corsOrigin});
+  logger->info(
+      "serving {} as model {} on http://0.0.0.0:{}/ (POST /predict, /v2/models/{}/infer, "
+      "/v1/models/{}:predict); pid {}",
+      modelPath, settings.modelName, http.port(), settings.modelName, settings.modelName,
+      ::getpid());
   // The model may not exist yet (worker 0 writes it when training ends): wait for it, as 503s.
   if (!std::filesystem::exists(modelPath)) {
     logger->info("waiting for {} to appear", modelPath);

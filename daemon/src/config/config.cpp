@@ -90,13 +90,23 @@ std::string nonEmpty(const std::string& text) {
   return text;
 }
 
-// A run id appears in logs and records, so it stays short and plain.
-std::string validRunId(const std::string& text) {
+// A run id appears in logs and records, a model name in URL paths, so they stay short and plain.
+std::string plainName(const std::string& text) {
   const bool plain = std::all_of(text.begin(), text.end(), [](unsigned char ch) {
     return std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.';
   });
   if (text.size() > 64 || !plain) {
     throw InvalidValue{"up to 64 letters, digits, '-', '_' or '.'"};
+  }
+  return text;
+}
+
+// A CORS origin goes into a response header as it is: no spaces or control characters.
+std::string validOrigin(const std::string& text) {
+  const bool printable =
+      std::all_of(text.begin(), text.end(), [](unsigned char ch) { return ch > ' ' && ch < 0x7f; });
+  if (text.size() > 256 || !printable) {
+    throw InvalidValue{"an origin such as https://example.com, or * (no spaces)"};
   }
   return text;
 }
@@ -166,6 +176,10 @@ const std::vector<Key>& keys() {
        "port of the workers' Service (workers serve only HTTP, on httpPort)"},
       {"httpPort", [](Config& c, const std::string& v) { c.httpPort = int(parseInt(v, 1, 65535)); },
        "port of /healthz, /readyz, /metrics and /status"},
+      {"modelName", [](Config& c, const std::string& v) { c.modelName = nonEmpty(plainName(v)); },
+       "the model's name in the KServe v2 and TensorFlow Serving paths (/v2/models/NAME/infer)"},
+      {"corsOrigin", [](Config& c, const std::string& v) { c.corsOrigin = validOrigin(v); },
+       "Access-Control-Allow-Origin for browsers on another origin (empty: no CORS header)"},
       {"clusterDomain", [](Config& c, const std::string& v) { c.clusterDomain = v; },
        "cluster DNS domain; when set, peers are named by FQDN"},
       {"psHosts",
@@ -251,9 +265,10 @@ const std::vector<Key>& keys() {
          for (int width : c.hiddenUnits) widths += std::to_string(width) + ",";
          return "hidden=" + widths;
        }},
-      {"runId", [](Config& c, const std::string& v) { c.runId = validRunId(v); },
+      {"runId", [](Config& c, const std::string& v) { c.runId = plainName(v); },
        "identity of the run beyond its settings: another id is another run, which resumes no "
-       "checkpoint and no completion record of this one (empty: the settings alone)", Kind::kValue,
+       "checkpoint and no completion record of this one (empty: the settings alone)",
+       Kind::kValue,
        // Without a run id the fingerprint is what it was before the key existed.
        [](const Config& c) { return c.runId.empty() ? std::string() : "run=" + c.runId; }},
   };

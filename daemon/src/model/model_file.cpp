@@ -14,15 +14,45 @@ namespace {
 const std::string kMagic = "PSTRAINM";
 constexpr std::uint32_t kMaxLayers = 64;
 constexpr std::uint32_t kMaxLayerSize = 1 << 16;
+const std::string kDataSetTag = "DATASET";
+constexpr std::uint32_t kMaxTextBytes = 1024;  // a data set's or a class's name
+
+void putText(ByteWriter& out, const std::string& text) {
+  out.put(std::uint32_t(text.size())).putText(text);
+}
+
+// The data set section after the parameters; throws DecodeError saying what is wrong.
+data::DataSetInfo readDataSet(ByteReader& in) {
+  if (in.getText(kDataSetTag.size()) != kDataSetTag)
+    throw DecodeError("no " + kDataSetTag + " tag");
+  data::DataSetInfo info;
+  const auto pictures = in.get<std::uint8_t>();
+  if (pictures > std::uint8_t(data::PictureKind::kDigit)) {
+    throw DecodeError("unknown picture kind " + std::to_string(pictures));
+  }
+  info.pictures = data::PictureKind(pictures);
+  auto text = [&] {
+    const auto length = in.get<std::uint32_t>();
+    if (length > kMaxTextBytes) throw DecodeError("a name of " + std::to_string(length) + " bytes");
+    return in.getText(length);
+  };
+  info.name = text();
+  for (int label = 0; label < kMnistClasses; ++label) info.classes.push_back(text());
+  in.expectEnd();
+  return info;
+}
 
 }  // namespace
 
-std::string serializeModel(const Layout& layout, const std::vector<float>& params) {
+std::string serializeModel(const Model& model) {
   std::vector<std::uint8_t> bytes;
   ByteWriter out(bytes);
-  out.putText(kMagic).put(std::uint32_t(layout.sizes().size()));
-  for (int size : layout.sizes()) out.put(std::uint32_t(size));
-  out.putFloats(params.data(), params.size());
+  out.putText(kMagic).put(std::uint32_t(model.layout.sizes().size()));
+  for (int size : model.layout.sizes()) out.put(std::uint32_t(size));
+  out.putFloats(model.params.data(), model.params.size());
+  out.putText(kDataSetTag).put(std::uint8_t(model.dataSet.pictures));
+  putText(out, model.dataSet.name);
+  for (const auto& name : model.dataSet.classes) putText(out, name);
   return std::string(bytes.begin(), bytes.end());
 }
 
@@ -58,13 +88,20 @@ Model parseModel(const std::string& bytes, const std::string& source) {
   Layout layout = Layout::mnist(std::vector<int>(sizes.begin() + 1, sizes.end() - 1));
   const size_t expected = layout.parameterCount() * sizeof(float);
   const size_t held = bytes.size() - kMagic.size() - (count + 1) * sizeof(std::uint32_t);
-  if (held != expected) {
+  if (held < expected) {
     throw fail(std::to_string(held) + " bytes of parameters (expected " +
                std::to_string(expected) + ")");
   }
   std::vector<float> params(layout.parameterCount());
   in.getFloats(params.data(), params.size());
-  return Model{std::move(layout), std::move(params)};
+  if (in.atEnd()) {
+    return Model{std::move(layout), std::move(params), data::unknownDataSet(kMnistClasses)};
+  }
+  try {
+    return Model{std::move(layout), std::move(params), readDataSet(in)};
+  } catch (const DecodeError& e) {
+    throw fail(std::string("after the parameters: ") + e.what());
+  }
 }
 
 Model readModelFile(const std::string& path) {

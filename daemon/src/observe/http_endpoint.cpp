@@ -72,14 +72,10 @@ Poco::JSON::Object psEntry(const Metrics::PsHttp& ps) {
   return entry;
 }
 
-struct Answer {
-  HTTPResponse::HTTPStatus status = HTTPResponse::HTTP_OK;
-  std::string type = "text/plain; charset=utf-8";
-  std::string body;
-};
+using Answer = serve::HttpReply;
 
 Answer json(HTTPResponse::HTTPStatus status, const std::string& body) {
-  return {status, "application/json", body + "\n"};
+  return serve::jsonReply(status, body);
 }
 
 // The body, read within the size limit and the deadline.
@@ -107,8 +103,9 @@ std::string readBody(Poco::Net::HTTPServerRequest& request) {
 
 class Handler : public Poco::Net::HTTPRequestHandler {
  public:
-  Handler(const Metrics* metrics, const serve::ModelSlot* model)
-      : metrics_(metrics), model_(model) {}
+  Handler(const Metrics* metrics, const serve::ModelSlot* model, serve::InferenceRoutes* routes,
+          const std::string* corsOrigin)
+      : metrics_(metrics), model_(model), routes_(routes), corsOrigin_(corsOrigin) {}
 
   void handleRequest(Poco::Net::HTTPServerRequest& request,
                      Poco::Net::HTTPServerResponse& response) override {
@@ -116,28 +113,55 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     try {
       answer = route(request);
     } catch (const RequestError& e) {
-      answer = {HTTPResponse::HTTPStatus(e.status()), "text/plain; charset=utf-8",
-                std::string(e.what()) + "\n"};
+      answer = serve::errorReply(e.status(), e.what());
+    } catch (const std::exception& e) {
+      answer = serve::errorReply(500, std::string("internal error: ") + e.what());
     }
-    response.setStatus(answer.status);
+    response.setStatusAndReason(HTTPResponse::HTTPStatus(answer.status));
     response.setContentType(answer.type);
     response.set("Cache-Control", "no-store");
+    if (!corsOrigin_->empty()) {
+      response.set("Access-Control-Allow-Origin", *corsOrigin_);
+      response.set("Vary", "Origin");
+      if (request.getMethod() == "OPTIONS") {  // a preflight, before a browser's POST
+        response.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        response.set("Access-Control-Allow-Headers", "Content-Type");
+        response.set("Access-Control-Max-Age", "600");
+      }
+    }
+    // A body left unread (refused early, or not for this route) would be taken for the next
+    // request on a kept-alive connection: close it instead.
+    const bool bodyPending = request.getChunkedTransferEncoding() ||
+                             (request.hasContentLength() && request.getContentLength64() > 0);
+    if (bodyPending && !bodyRead_) response.setKeepAlive(false);
     response.sendBuffer(answer.body.data(), answer.body.size());
   }
 
  private:
   Answer route(Poco::Net::HTTPServerRequest& request) {
     const std::string path = request.getURI().substr(0, request.getURI().find('?'));
-    if (path == "/predict") return predict(request);
+    if (request.getMethod() == "OPTIONS" && !corsOrigin_->empty()) {
+      return {HTTPResponse::HTTP_NO_CONTENT, "text/plain", ""};
+    }
+    auto readBody = [&] {
+      std::string body = observe::readBody(request);
+      bodyRead_ = true;
+      return body;
+    };
+    if (auto answer =
+            routes_->answer(request.getMethod(), path, request.getContentType(), readBody)) {
+      return *answer;
+    }
     if (request.getMethod() != "GET" && request.getMethod() != "HEAD") {
-      throw RequestError(405, "only GET here (POST is for /predict)");
+      throw RequestError(405, "only GET here (POST is for the model server's routes)");
     }
     if (path == "/") return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(kPageHtml)};
     if (path == "/healthz") return {HTTPResponse::HTTP_OK, "text/plain", "ok\n"};
     if (path == "/readyz") return readiness();
-    if (path == "/metrics" && metrics_) {
+    if (path == "/metrics") {
       return {HTTPResponse::HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-              metrics_->prometheusText()};
+              (metrics_ ? metrics_->prometheusText() : "") +
+                  (model_ ? routes_->metrics().prometheusText() : "")};
     }
     if (path == "/status") {
       if (metrics_) return json(HTTPResponse::HTTP_OK, metrics_->statusJson());
@@ -151,10 +175,21 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
       return json(HTTPResponse::HTTP_OK, metrics_->events().since(*after));
     }
-    if (path == "/model") return modelInfo();
     if (path == "/cluster" && metrics_ && metrics_->role() == Role::kWorker) return cluster();
-    throw RequestError(404, "not found: try /, /healthz, /readyz, /metrics, /status, /events, "
-                            "/cluster (a worker), /model or POST /predict");
+    throw RequestError(404, notFound());
+  }
+
+  // What this process answers: the training routes where it trains, the model server's where
+  // it holds a model slot.
+  std::string notFound() const {
+    std::string routes = "/, /healthz, /readyz, /metrics, /status";
+    if (metrics_) routes += ", /events";
+    if (metrics_ && metrics_->role() == Role::kWorker) routes += ", /cluster";
+    if (model_) {
+      routes += ", /model, POST /predict, /v2/health/ready, /v2/models/" + routes_->modelName() +
+                "[/infer], /v1/models/" + routes_->modelName() + "[:predict]";
+    }
+    return "not found: try " + routes;
   }
 
   // A training process is ready once connected; pstrain serve once it holds its model.
@@ -167,14 +202,6 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     bool ready = metrics_->state() != State::kWaiting;
     return {ready ? HTTPResponse::HTTP_OK : HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain",
             stateName(metrics_->state()) + "\n"};
-  }
-
-  std::shared_ptr<serve::Predictor> predictor() {
-    if (!model_) throw RequestError(404, "no model here: worker 0 and pstrain serve predict");
-    std::string reason;
-    auto predictor = model_->get(&reason);
-    if (!predictor) throw RequestError(503, reason);
-    return predictor;
   }
 
   // Every ps's /status, fetched together, in ps order: each ps's state and the workers it
@@ -193,68 +220,56 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     return json(HTTPResponse::HTTP_OK, text.str());
   }
 
-  Answer modelInfo() {
-    auto model = predictor();
-    Poco::JSON::Object out(Poco::JSON_PRESERVE_KEY_ORDER);
-    Poco::JSON::Array layers;
-    for (int size : model->layout().sizes()) layers.add(size);
-    out.set("layers", layers);
-    out.set("source", model->source());
-    std::ostringstream text;
-    out.stringify(text);
-    return json(HTTPResponse::HTTP_OK, text.str());
-  }
-
-  Answer predict(Poco::Net::HTTPServerRequest& request) {
-    if (request.getMethod() != "POST") {
-      throw RequestError(405, "POST images to /predict: JSON {\"images\": [[784 values 0-255], "
-                              "...]} or a PNG image");
-    }
-    // The request is checked first, so a client learns what is wrong with it even while the
-    // model is still training.
-    auto inputs = serve::parsePredictBody(readBody(request), request.getContentType());
-    auto model = predictor();
-    return json(HTTPResponse::HTTP_OK, serve::predictionJson(model->probabilities(inputs)));
-  }
-
   const Metrics* metrics_;
   const serve::ModelSlot* model_;
+  serve::InferenceRoutes* routes_;
+  const std::string* corsOrigin_;
+  bool bodyRead_ = false;
 };
 
 class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
  public:
-  HandlerFactory(const Metrics* metrics, const serve::ModelSlot* model)
-      : metrics_(metrics), model_(model) {}
+  HandlerFactory(const Metrics* metrics, const serve::ModelSlot* model,
+                 serve::InferenceRoutes* routes, std::string corsOrigin)
+      : metrics_(metrics), model_(model), routes_(routes), corsOrigin_(std::move(corsOrigin)) {}
   Poco::Net::HTTPRequestHandler* createRequestHandler(
       const Poco::Net::HTTPServerRequest&) override {
-    return new Handler(metrics_, model_);
+    return new Handler(metrics_, model_, routes_, &corsOrigin_);
   }
 
  private:
   const Metrics* metrics_;
   const serve::ModelSlot* model_;
+  serve::InferenceRoutes* routes_;
+  const std::string corsOrigin_;
 };
 
 }  // namespace
 
-HttpEndpoint::HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model) {
+HttpEndpoint::HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model,
+                           const Options& options)
+    : routes_(model, options.modelName) {
   Poco::Net::ServerSocket socket;
   try {
-    socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(port)), true);
+    // SO_REUSEADDR, so a restart binds while old connections linger in TIME_WAIT; not
+    // SO_REUSEPORT, which would let a second server share the port and split its requests.
+    socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(port)), true, false);
     socket.listen(64);
   } catch (const Poco::Exception& e) {
-    throw IoError("cannot listen for HTTP on port " + std::to_string(port) + ": " +
-                  e.displayText());
+    throw ListenError("cannot listen for HTTP on port " + std::to_string(port) + ": " +
+                      e.displayText());
   }
   // Bounded: a few threads, a short queue, and a timeout on every read and write, so a slow or
-  // stuck client holds one thread for seconds and the probes are still answered.
+  // stuck client holds one thread for seconds and the probes are still answered. A kept-alive
+  // connection holds its thread between requests too, at most 5 s idle.
   auto params = new Poco::Net::HTTPServerParams;
-  params->setMaxThreads(8);
+  params->setMaxThreads(16);
   params->setMaxQueued(64);
   params->setTimeout(Poco::Timespan(5, 0));
-  params->setKeepAlive(false);
-  server_ = std::make_unique<Poco::Net::HTTPServer>(new HandlerFactory(metrics, model), socket,
-                                                    params);
+  params->setKeepAlive(true);
+  params->setKeepAliveTimeout(Poco::Timespan(5, 0));
+  server_ = std::make_unique<Poco::Net::HTTPServer>(
+      new HandlerFactory(metrics, model, &routes_, options.corsOrigin), socket, params);
   server_->start();
 }
 

@@ -65,7 +65,14 @@ PredictProbe probePredict(const std::string& host, int port, double timeoutSecon
   for (int i = 1; i < 784; ++i) image += ",0";
   auto reply = httpRequest(host, port, "POST", "/predict", "{\"images\":[[" + image + "]]}",
                            "application/json", timeoutSeconds);
-  return {reply.status, reply.body.substr(0, reply.body.find('\n'))};
+  std::string answer = reply.body.substr(0, reply.body.find('\n'));
+  try {  // a refusal says why in {"error": "..."}
+    auto parsed = Poco::JSON::Parser().parse(answer);
+    auto object = parsed.extract<Poco::JSON::Object::Ptr>();
+    if (object->has("error")) answer = object->getValue<std::string>("error");
+  } catch (const Poco::Exception&) {
+  }
+  return {reply.status, answer};
 }
 
 std::string describeProgress(const StatusSnapshot& s) {

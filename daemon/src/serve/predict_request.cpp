@@ -1,13 +1,13 @@
 #include "pstrain/serve/predict_request.hpp"
 
-#include <Poco/JSON/Parser.h>
-
 #include <charconv>
 #include <cstdio>
 #include <optional>
 
 #include "pstrain/model/layout.hpp"
-#include "pstrain/serve/digit_image.hpp"
+#include "pstrain/serve/image_inputs.hpp"
+#include "pstrain/serve/json_value.hpp"
+#include "pstrain/serve/picture.hpp"
 #include "pstrain/serve/request_error.hpp"
 
 namespace pstrain::serve {
@@ -53,70 +53,35 @@ std::optional<arma::fmat> scanImages(const std::string& body) {
 
 arma::fmat inputsOfJson(const std::string& body) {
   if (auto inputs = scanImages(body)) return *inputs;
-  Poco::Dynamic::Var parsed;
+  JsonValue parsed;
   try {
-    parsed = Poco::JSON::Parser().parse(body);
-  } catch (const Poco::Exception& e) {
-    throw RequestError(400, "the body is neither JSON " + kShape + " nor a PNG image (" +
-                                e.displayText() + ")");
+    parsed = parseJson(body);
+  } catch (const RequestError& e) {
+    throw RequestError(
+        400, "the body is neither JSON " + kShape + " nor a PNG image (" + e.what() + ")");
   }
-  auto object = parsed.type() == typeid(Poco::JSON::Object::Ptr)
-                    ? parsed.extract<Poco::JSON::Object::Ptr>()
-                    : nullptr;
-  auto images = object ? object->getArray("images") : nullptr;
-  if (!images) throw RequestError(400, "expected JSON " + kShape);
+  const JsonValue* images = parsed.isObject() ? parsed.find("images") : nullptr;
+  if (!images || !images->isArray()) throw RequestError(400, "expected JSON " + kShape);
   if (images->size() == 0) throw RequestError(400, "\"images\" is empty: send at least one image");
-  arma::fmat inputs(model::kMnistInputs, images->size());
-  for (size_t i = 0; i < images->size(); ++i) {
-    auto image = images->getArray(unsigned(i));
-    const std::string which = "image " + std::to_string(i);
-    if (!image) throw RequestError(400, which + " is not an array of 784 values 0-255");
-    if (image->size() != size_t(model::kMnistInputs)) {
-      throw RequestError(400, which + " has " + std::to_string(image->size()) +
-                                  " values; expected 784 (28x28)");
-    }
-    float* column = inputs.colptr(arma::uword(i));
-    for (size_t p = 0; p < image->size(); ++p) {
-      const auto& value = image->get(unsigned(p));
-      double v = value.isNumeric() ? value.convert<double>() : -1;
-      if (!value.isNumeric() || !(v >= 0 && v <= 255)) {
-        throw RequestError(400, which + ", value " + std::to_string(p) + ": " +
-                                    value.toString() + " is not a number from 0 to 255");
-      }
-      column[p] = float(v / 255.0);
-    }
-  }
-  return inputs;
+  ImageInputs inputs;
+  // An array of numbers is one image written flat, not a list of images.
+  if (!images->numbers().empty())
+    throw RequestError(400, "image 0 is not an array of 784 values 0-255 (28x28)");
+  for (const auto& image : images->items()) inputs.addImage(image);
+  return inputs.matrix();
 }
 
 }  // namespace
 
-arma::fmat parsePredictBody(const std::string& body, const std::string& contentType) {
+arma::fmat parsePredictBody(const std::string& body, const std::string& contentType,
+                            data::PictureKind pictures) {
   if (contentType.rfind("image/", 0) == 0 && contentType.rfind("image/png", 0) != 0) {
     throw RequestError(415, contentType + " is not supported: send a PNG image or JSON " + kShape);
   }
   if (!looksLikePng(body)) return inputsOfJson(body);
-  std::vector<float> digit = digitFromPng(body);
-  arma::fmat inputs(model::kMnistInputs, 1);
-  for (size_t p = 0; p < digit.size(); ++p) inputs(arma::uword(p), 0) = digit[p] / 255.f;
-  return inputs;
-}
-
-std::string predictionJson(const arma::fmat& probs) {
-  std::string predictions;
-  std::string values;
-  char number[32];
-  for (arma::uword col = 0; col < probs.n_cols; ++col) {
-    const char* sep = col ? "," : "";
-    predictions += sep + std::to_string(probs.col(col).index_max());
-    values += sep + std::string("[");
-    for (arma::uword row = 0; row < probs.n_rows; ++row) {
-      std::snprintf(number, sizeof number, "%s%.6g", row ? "," : "", double(probs(row, col)));
-      values += number;
-    }
-    values += "]";
-  }
-  return "{\"predictions\":[" + predictions + "],\"probabilities\":[" + values + "]}";
+  ImageInputs inputs;
+  inputs.addImage(inputFromPng(body, pictures));
+  return inputs.matrix();
 }
 
 }  // namespace pstrain::serve

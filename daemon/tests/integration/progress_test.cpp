@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE progress
 #include <boost/test/unit_test.hpp>
 
+#include "pstrain/net/free_ports.hpp"
 #include "support/idx_files.hpp"
 #include "support/process_run.hpp"
 
@@ -35,4 +36,16 @@ BOOST_AUTO_TEST_CASE(no_progress_line_when_output_is_not_a_terminal) {
   BOOST_TEST(run.out.find('\033') == std::string::npos);
   BOOST_TEST(run.out.find('\r') == std::string::npos);
   BOOST_TEST(run.out.find("global step 3000 in") != std::string::npos, run.out);
+}
+
+BOOST_AUTO_TEST_CASE(a_chosen_http_port_is_worker_0s_and_the_progress_line_follows_it) {
+  TempDir logs;
+  const std::string port = std::to_string(pstrain::net::freeLoopbackPorts(1)[0]);
+  auto run =
+      runCommand("script", {"-qec", localCommand(logs) + " --http-port " + port, "/dev/null"});
+  BOOST_REQUIRE_MESSAGE(run.exitCode == 0, run.out + run.err);
+  BOOST_TEST(run.out.find("worker 0's page: http://127.0.0.1:" + port + "/") != std::string::npos,
+             run.out);
+  // The line polls worker 0 there: it shows training, so worker 0 answered on that port.
+  BOOST_TEST(run.out.find("\r\033[Ktraining: global step ") != std::string::npos, run.out);
 }

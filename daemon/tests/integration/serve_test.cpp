@@ -113,6 +113,16 @@ std::string postHead(const std::string& contentLength) {
          "Content-Length: " + contentLength + "\r\n\r\n";
 }
 
+// The message of a refusal, {"error": "..."}; "" when the body is not one.
+std::string errorOf(const HttpResult& answer) {
+  try {
+    auto body = parseObject(answer.body);
+    return body && body->has("error") ? body->getValue<std::string>("error") : "";
+  } catch (const std::exception&) {
+    return "";
+  }
+}
+
 struct BadInput {
   std::string what;
   std::string body;
@@ -152,7 +162,107 @@ struct LocalRun {
   }
 };
 
+// `pstrain serve` of `model` on a free port, up once its /healthz answers.
+struct ServeProcess {
+  TempDir dir;
+  int port = pstrain::net::freeLoopbackPorts(1)[0];
+  std::unique_ptr<ChildProcess> process;
+
+  explicit ServeProcess(const std::string& model) {
+    process = std::make_unique<ChildProcess>(
+        std::vector<std::string>{pstrainBinary(), "serve", "--model", model, "--http-port",
+                                 std::to_string(port)},
+        dir.file("serve.out"), dir.file("serve.err"));
+    BOOST_REQUIRE(
+        waitFor([&] { return httpGet(port, "/healthz").status == 200; }, std::chrono::seconds(20)));
+  }
+
+  ~ServeProcess() { process->stop(std::chrono::milliseconds(5000)); }
+};
+
+// A 28x28 grayscale PNG of one image of the data set, as it is.
+std::string imagePng(const std::uint8_t* pixels) {
+  return grayPng(28, 28, 8, [&](std::uint32_t y) {
+    return std::string(1, '\0') + std::string(reinterpret_cast<const char*>(pixels + y * 28), 28);
+  });
+}
+
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(refusals_are_json_with_their_reason_phrase_and_serve_has_metrics) {
+  TempDir dir;
+  ServeProcess serve(dir.file("model.bin"));  // no model yet: requests are checked all the same
+  std::string pixels = "null";
+  for (int i = 1; i < 784; ++i) pixels += ",0";
+  const std::string body = "{\"images\":[[" + pixels + "]]}";
+  auto answer = slowRequest(serve.port,
+                            "POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                            "Content-Type: application/json\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body,
+                            false);
+  BOOST_TEST(answer.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0, answer);
+  BOOST_TEST(contains(answer, "Content-Type: application/json"), answer);
+  BOOST_TEST(contains(answer,
+                      "\r\n\r\n{\"error\":\"image 0, value 0: null is not a number from 0 "
+                      "to 255\"}\n"),
+             answer);
+
+  auto notJson = slowRequest(serve.port,
+                             "POST /predict HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                             "Content-Length: 5\r\n\r\nhello",
+                             false);
+  BOOST_TEST(notJson.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0, notJson);
+
+  auto missing = httpGet(serve.port, "/nowhere");
+  BOOST_TEST(missing.status == 404);
+  BOOST_TEST(errorOf(missing).rfind("not found: try /, /healthz, /readyz, /metrics", 0) == 0,
+             missing.body);
+  auto metrics = httpGet(serve.port, "/metrics");  // which that message lists
+  BOOST_TEST(metrics.status == 200);
+  BOOST_TEST(
+      contains(metrics.body, "pstrain_inference_requests_total{code=\"400\",route=\"/predict\"} 2"),
+      metrics.body);
+  BOOST_TEST(contains(metrics.body,
+                      "pstrain_inference_request_duration_seconds_count{route=\"/predict\"} 2"),
+             metrics.body);
+}
+
+BOOST_AUTO_TEST_CASE(a_second_serve_on_a_port_in_use_fails_with_one_line) {
+  TempDir dir;
+  ServeProcess first(dir.file("model.bin"));
+  auto second = runPstrain(
+      {"serve", "--model", dir.file("model.bin"), "--http-port", std::to_string(first.port)}, 20);
+  BOOST_TEST(second.exitCode == 6, "exit code " << second.exitCode);
+  BOOST_TEST(lines(second.err).size() == 1u, second.err);
+  BOOST_TEST(contains(second.err, "pstrain: cannot listen for HTTP on port " +
+                                      std::to_string(first.port) + ": "),
+             second.err);
+  BOOST_TEST(contains(second.err, "Address already in use"), second.err);
+  BOOST_TEST(httpGet(first.port, "/healthz").status == 200);  // the first is undisturbed
+}
+
+BOOST_AUTO_TEST_CASE(png_images_of_the_test_set_are_classified_as_their_json_twins) {
+  TempDir logs;
+  auto trained = runPstrain({"local", "--ps", "1", "--workers", "1", "--data-dir", kFashionMnistDir,
+                             "--train-steps", "600", "--log-dir", logs.path()});
+  BOOST_REQUIRE_MESSAGE(trained.exitCode == 0, trained.err);
+  ServeProcess serve(logs.file("worker-0/model.bin"));
+  auto test = pstrain::data::loadTestSet(pstrain::data::findMnistFiles(kFashionMnistDir));
+  constexpr size_t kImages = 200;
+  auto asJson =
+      parseObject(httpPost(serve.port, "/predict", imagesJson(test.pixels.data(), kImages)).body)
+          ->getArray("predictions");
+  size_t agree = 0;
+  for (size_t i = 0; i < kImages; ++i) {
+    auto answer =
+        httpPost(serve.port, "/predict", imagePng(test.pixels.data() + i * 784), "image/png");
+    BOOST_REQUIRE_MESSAGE(answer.status == 200, answer.body);
+    auto asPng = parseObject(answer.body)->getArray("predictions")->getElement<int>(0);
+    if (asPng == asJson->getElement<int>(unsigned(i))) ++agree;
+  }
+  BOOST_TEST_MESSAGE("PNG and JSON agree on " << agree << " of " << kImages);
+  BOOST_TEST(agree == kImages);  // a 28x28 picture of the data set is taken as it is
+}
 
 BOOST_AUTO_TEST_CASE(serve_classifies_the_test_set_with_the_accuracy_training_reported) {
   TempDir logs;
@@ -167,7 +277,7 @@ BOOST_AUTO_TEST_CASE(serve_classifies_the_test_set_with_the_accuracy_training_re
   BOOST_TEST(httpGet(port, "/readyz").status == 503);
   auto early = httpPost(port, "/predict", imagesJson(std::vector<std::uint8_t>(784).data(), 1));
   BOOST_TEST(early.status == 503);
-  BOOST_TEST(early.body == "no model yet: waiting for " + modelPath + "\n");
+  BOOST_TEST(early.body == "{\"error\":\"no model yet: waiting for " + modelPath + "\"}\n");
 
   auto trained = runPstrain({"local", "--ps", "1", "--workers", "1", "--data-dir",
                              kFashionMnistDir, "--train-steps", "600", "--log-dir", logs.path()});
@@ -178,6 +288,13 @@ BOOST_AUTO_TEST_CASE(serve_classifies_the_test_set_with_the_accuracy_training_re
                         std::chrono::seconds(20)));
 
   auto test = pstrain::data::loadTestSet(pstrain::data::findMnistFiles(kFashionMnistDir));
+  // The model file says what it learnt: Fashion-MNIST's garments, named in every answer.
+  auto model = parseObject(httpGet(port, "/model").body);
+  BOOST_TEST(model->getValue<std::string>("data_set") == "Fashion-MNIST");
+  auto classes = model->getArray("classes");
+  BOOST_REQUIRE(classes->size() == 10u);
+  BOOST_TEST(classes->getElement<std::string>(0) == "T-shirt/top");
+  BOOST_TEST(classes->getElement<std::string>(9) == "Ankle boot");
   constexpr size_t kBatch = 1000;
   size_t correct = 0;
   for (size_t start = 0; start < test.count; start += kBatch) {
@@ -187,7 +304,11 @@ BOOST_AUTO_TEST_CASE(serve_classifies_the_test_set_with_the_accuracy_training_re
     auto result = parseObject(answer.body);
     auto predictions = result->getArray("predictions");
     auto probabilities = result->getArray("probabilities");
+    auto labels = result->getArray("labels");
     BOOST_REQUIRE(predictions->size() == n);
+    BOOST_REQUIRE(labels && labels->size() == n);
+    BOOST_TEST(labels->getElement<std::string>(0) ==
+               classes->getElement<std::string>(predictions->getElement<unsigned>(0)));
     BOOST_REQUIRE(probabilities->size() == n);
     for (size_t i = 0; i < n; ++i) {
       if (predictions->getElement<int>(unsigned(i)) == test.labels[start + i]) ++correct;
@@ -224,7 +345,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
   // Before the model exists, a good request is told to wait, and why.
   auto early = httpPost(port, "/predict", "{\"images\":[" + zeros + "]}");
   BOOST_TEST(early.status == 503);
-  BOOST_TEST(early.body == "no model yet: worker 0 serves it once training has completed\n");
+  BOOST_TEST(errorOf(early) == "no model yet: worker 0 serves it once training has completed");
 
   // What helm test runs: worker 0's /predict is there, and says it has no model yet.
   const std::string chief = "127.0.0.1:" + std::to_string(port);
@@ -247,7 +368,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
       {"negative value", withValue("-1"), "application/json", 400,
        "image 0, value 0: -1 is not a number from 0 to 255"},
       {"a string for a value", withValue("\"x\""), "application/json", 400,
-       "image 0, value 0: x is not a number from 0 to 255"},
+       "image 0, value 0: \"x\" is not a number from 0 to 255"},
+      {"null for a value", withValue("null"), "application/json", 400,
+       "image 0, value 0: null is not a number from 0 to 255"},
       {"no images", "{\"images\":[]}", "application/json", 400,
        "\"images\" is empty: send at least one image"},
       {"another JSON shape", "{\"pixels\":[1,2,3]}", "application/json", 400,
@@ -256,8 +379,8 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
        "the body is neither JSON {\"images\": [[784 values 0-255], ...]} nor a PNG image"},
       {"JSON nested a million deep", std::string(1000000, '['), "application/json", 400,
        "the body is neither JSON {\"images\": [[784 values 0-255], ...]} nor a PNG image"},
-      {"not an image", std::string("\x89PNG\r\n\x1a\n", 8) + "not really a PNG", "image/png",
-       400, "not a valid PNG image: "},
+      {"not an image", std::string("\x89PNG\r\n\x1a\n", 8) + "not really a PNG", "image/png", 400,
+       "not a valid PNG image: "},
       {"another image type", "\xff\xd8\xff\xe0 jpeg", "image/jpeg", 415,
        "image/jpeg is not supported: send a PNG image or JSON"},
       {"a decompression bomb", bombPng(), "image/png", 413,
@@ -268,7 +391,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
     auto answer = httpPost(port, "/predict", bad.body, bad.contentType);
     BOOST_TEST_CONTEXT(bad.what) {
       BOOST_TEST(answer.status == bad.status);
-      BOOST_TEST(answer.body.rfind(bad.message, 0) == 0, "answered: " << answer.body);
+      BOOST_TEST(errorOf(answer).rfind(bad.message, 0) == 0, "answered: " << answer.body);
       BOOST_TEST(std::count(answer.body.begin(), answer.body.end(), '\n') == 1);
       const bool prompt = std::chrono::steady_clock::now() - start < std::chrono::seconds(4);
       BOOST_TEST(prompt, "answered while the slow clients are held");
@@ -276,13 +399,14 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
   }
   // A body over the limit is refused from its Content-Length, before a byte of it is read.
   auto huge = slowRequest(port, postHead("104857600"), false);
-  BOOST_TEST(huge.rfind("HTTP/1.1 413", 0) == 0, huge);
-  BOOST_TEST(contains(huge, "the body is over the limit of 8388608 bytes\n"), huge);
+  BOOST_TEST(huge.rfind("HTTP/1.1 413 Request Entity Too Large\r\n", 0) == 0, huge);
+  BOOST_TEST(contains(huge, "{\"error\":\"the body is over the limit of 8388608 bytes\"}\n"), huge);
   BOOST_TEST(httpGet(port, "/predict").status == 405);
 
   auto silentAnswer = silent.get();
-  BOOST_TEST(silentAnswer.rfind("HTTP/1.1 408", 0) == 0, silentAnswer);
-  BOOST_TEST(contains(silentAnswer, "the body did not arrive within 5 s\n"), silentAnswer);
+  BOOST_TEST(silentAnswer.rfind("HTTP/1.1 408 Request Time-out\r\n", 0) == 0, silentAnswer);
+  BOOST_TEST(contains(silentAnswer, "{\"error\":\"the body did not arrive within 5 s\"}\n"),
+             silentAnswer);
   auto tricklingAnswer = trickling.get();
   BOOST_TEST(tricklingAnswer.rfind("HTTP/1.1 408", 0) == 0, tricklingAnswer);
 
@@ -302,6 +426,7 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
   BOOST_TEST(probe.exitCode == 0, probe.err);
   BOOST_TEST(contains(probe.out, "  predict: 200 {\"predictions\":["), probe.out);
   auto model = parseObject(httpGet(port, "/model").body);
+  BOOST_TEST(predicted->getArray("labels")->size() == 1u);
   auto page = httpGet(port, "/");
   BOOST_TEST(page.status == 200);
   BOOST_TEST(contains(page.body, "<canvas id=\"draw\""));  // ci/ui-test.sh drives it

@@ -116,9 +116,11 @@ BOOST_AUTO_TEST_CASE(model_file_holds_magic_layer_sizes_and_parameters) {
   Layout layout = Layout::mnist({16});
   std::vector<float> params(layout.parameterCount());
   for (size_t i = 0; i < params.size(); ++i) params[i] = float(i) * 0.5f;
-  const std::string bytes = serializeModel(layout, params);
+  const std::string bytes =
+      serializeModel({layout, params, pstrain::data::unknownDataSet(kMnistClasses)});
   const size_t header = 8 + 4 * (1 + layout.sizes().size());
-  BOOST_REQUIRE(bytes.size() == header + 4 * params.size());
+  BOOST_REQUIRE(bytes.size() > header + 4 * params.size());
+  BOOST_TEST(bytes.substr(header + 4 * params.size(), 7) == "DATASET");
   BOOST_TEST(bytes.substr(0, 8) == "PSTRAINM");
   std::uint32_t count = 0;
   std::memcpy(&count, bytes.data() + 8, 4);

@@ -64,6 +64,15 @@ class ByteReader {
     at_ += count * sizeof(float);
   }
 
+  std::string getText(size_t count) {
+    need(count);
+    std::string text(reinterpret_cast<const char*>(data_) + at_, count);
+    at_ += count;
+    return text;
+  }
+
+  bool atEnd() const { return at_ == size_; }
+
   std::string rest() {
     std::string text(reinterpret_cast<const char*>(data_) + at_, size_ - at_);
     at_ = size_;

@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitData = 3,
   kExitPeer = 4,
   kExitIo = 5,
+  kExitListen = 6,
 };
 
 class Error : public std::runtime_error {
@@ -72,6 +73,12 @@ class DecodeError : public Error {
 
 // A local file could not be read or written.
 class IoError : public Error {
+ public:
+  using Error::Error;
+};
+
+// A port cannot be listened on: another process holds it, or it may not be used.
+class ListenError : public Error {
  public:
   using Error::Error;
 };

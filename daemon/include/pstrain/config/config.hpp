@@ -24,6 +24,8 @@ struct Config {
   int psPort = 8000;
   int workerPort = 9000;
   int httpPort = 8080;
+  std::string modelName = "pstrain";  // in the v2 and TF Serving paths of the model server
+  std::string corsOrigin;             // empty: no CORS header
   std::string clusterDomain;
   std::vector<std::string> psHosts;
   double peerTimeoutSeconds = 300;

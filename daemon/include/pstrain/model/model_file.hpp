@@ -3,19 +3,23 @@
 #include <string>
 #include <vector>
 
+#include "pstrain/data/data_set.hpp"
 #include "pstrain/model/layout.hpp"
 
 namespace pstrain::model {
 
-// A trained MLP: its layer sizes and its flat parameters.
+// A trained MLP: its layer sizes, its flat parameters and the data set it learnt.
 struct Model {
   Layout layout;
   std::vector<float> params;
+  data::DataSetInfo dataSet;
 };
 
-// Serialises a trained model: "PSTRAINM", the layer count and sizes (uint32), then the flat
-// float32 parameters, all little-endian.
-std::string serializeModel(const Layout& layout, const std::vector<float>& params);
+// Serialises a trained model: "PSTRAINM", the layer count and sizes (uint32), the flat float32
+// parameters, then "DATASET" + its picture kind (uint8), name and class names (each a uint32
+// length and UTF-8 bytes), all little-endian. Files written before the data set was recorded end
+// after the parameters, and read as data::unknownDataSet.
+std::string serializeModel(const Model& model);
 
 // The inverse of serializeModel, for an MNIST model (784 inputs, 10 classes); throws DataError
 // naming `source` and what is wrong.

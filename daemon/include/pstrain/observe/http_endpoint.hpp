@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "pstrain/observe/metrics.hpp"
+#include "pstrain/serve/inference_routes.hpp"
 #include "pstrain/serve/predictor.hpp"
 
 namespace pstrain::observe {
@@ -20,13 +21,19 @@ extern const std::string_view kPageHtml;
 //   /metrics   Prometheus text exposition
 //   /status    JSON: role, ordinal, state, global step, peers
 //   /events    JSON: the latest events after ?after=N (Events::since)
-//   /model     JSON: the model's layers and source, or 503 and why there is none yet
-//   /predict   POST images, answer classes and probabilities (where there is a model slot)
+//   /model, /predict, /v2/..., /v1/models/...   the model server (serve::InferenceRoutes)
 // `metrics` is null for `pstrain serve`, which trains nothing; `model` is null where no model
-// is served (every process but worker 0).
+// is served (every process but worker 0). Connections are kept alive; a port another process
+// holds is a ListenError.
 class HttpEndpoint {
  public:
-  HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model = nullptr);
+  struct Options {
+    std::string modelName;   // in the v2 and TF Serving paths (config modelName)
+    std::string corsOrigin;  // Access-Control-Allow-Origin; empty: none
+  };
+
+  HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model,
+               const Options& options);
   ~HttpEndpoint();
 
   HttpEndpoint(const HttpEndpoint&) = delete;
@@ -35,6 +42,7 @@ class HttpEndpoint {
   int port() const;
 
  private:
+  serve::InferenceRoutes routes_;
   std::unique_ptr<Poco::Net::HTTPServer> server_;
 };
 

@@ -19,6 +19,7 @@ class Predictor {
   arma::fmat probabilities(const arma::fmat& inputs);
 
   const model::Layout& layout() const { return model_.layout; }
+  const data::DataSetInfo& dataSet() const { return model_.dataSet; }
   const std::string& source() const { return source_; }  // where the model came from
 
  private:

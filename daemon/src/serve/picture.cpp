@@ -1,4 +1,4 @@
-#include "pstrain/serve/digit_image.hpp"
+#include "pstrain/serve/picture.hpp"
 
 #include <png.h>
 
@@ -52,6 +52,45 @@ float areaMean(const std::vector<float>& ink, int width, double x0, double y0, d
   return area > 0 ? float(sum / area) : 0.f;
 }
 
+// A rectangle of an image, scaled.
+struct Scaled {
+  int width = 0, height = 0;
+  std::vector<float> values;  // row by row
+};
+
+// The rectangle [left, left + w) x [top, top + h) of `ink` (rows of `stride` values) scaled so
+// its longer side is `side` pixels, keeping its aspect.
+Scaled scaleRegion(const std::vector<float>& ink, int stride, int left, int top, int w, int h,
+                   int side) {
+  const double scale = double(side) / std::max(w, h);
+  Scaled out;
+  out.width = std::max(1, int(std::lround(w * scale)));
+  out.height = std::max(1, int(std::lround(h * scale)));
+  out.values.resize(size_t(out.width) * size_t(out.height));
+  for (int y = 0; y < out.height; ++y) {
+    for (int x = 0; x < out.width; ++x) {
+      out.values[size_t(y) * size_t(out.width) + size_t(x)] =
+          areaMean(ink, stride, left + x * double(w) / out.width, top + y * double(h) / out.height,
+                   left + (x + 1) * double(w) / out.width, top + (y + 1) * double(h) / out.height);
+    }
+  }
+  return out;
+}
+
+// `scaled` placed in a 28x28 field with its top left at (left, top), clipped to the field.
+std::vector<float> place(const Scaled& scaled, int left, int top) {
+  std::vector<float> field(size_t(kSide * kSide), 0.f);
+  for (int y = 0; y < scaled.height; ++y) {
+    for (int x = 0; x < scaled.width; ++x) {
+      const int tx = x + left, ty = y + top;
+      if (tx < 0 || tx >= kSide || ty < 0 || ty >= kSide) continue;
+      field[size_t(ty * kSide + tx)] =
+          std::clamp(scaled.values[size_t(y) * size_t(scaled.width) + size_t(x)], 0.f, 255.f);
+    }
+  }
+  return field;
+}
+
 }  // namespace
 
 bool looksLikePng(const std::string& bytes) {
@@ -70,39 +109,28 @@ std::vector<float> digitFromGray(const std::vector<std::uint8_t>& gray, int widt
       }
     }
   }
-  std::vector<float> digit(size_t(kSide * kSide), 0.f);
-  if (right < 0) return digit;  // no ink: a blank image
+  if (right < 0) return std::vector<float>(size_t(kSide * kSide), 0.f);  // no ink: a blank image
 
-  // The bounding box, scaled so its longer side is 20 pixels.
-  const int boxW = right - left + 1, boxH = bottom - top + 1;
-  const double scale = double(kBox) / std::max(boxW, boxH);
-  const int outW = std::max(1, int(std::lround(boxW * scale)));
-  const int outH = std::max(1, int(std::lround(boxH * scale)));
-  std::vector<float> box(size_t(outW) * size_t(outH));
+  // The ink's bounding box, scaled to fit 20x20, then shifted so that its centre of mass lands
+  // on the centre of the 28x28 field.
+  Scaled box = scaleRegion(ink, width, left, top, right - left + 1, bottom - top + 1, kBox);
   double mass = 0, massX = 0, massY = 0;
-  for (int y = 0; y < outH; ++y) {
-    for (int x = 0; x < outW; ++x) {
-      float v = areaMean(ink, width, left + x * double(boxW) / outW, top + y * double(boxH) / outH,
-                         left + (x + 1) * double(boxW) / outW, top + (y + 1) * double(boxH) / outH);
-      box[size_t(y) * size_t(outW) + size_t(x)] = v;
+  for (int y = 0; y < box.height; ++y) {
+    for (int x = 0; x < box.width; ++x) {
+      const float v = box.values[size_t(y) * size_t(box.width) + size_t(x)];
       mass += v, massX += v * (x + 0.5), massY += v * (y + 0.5);
     }
   }
-  // Shift so the centre of mass lands on the centre of the 28x28 field.
-  const int shiftX = int(std::lround(kSide / 2.0 - massX / mass));
-  const int shiftY = int(std::lround(kSide / 2.0 - massY / mass));
-  for (int y = 0; y < outH; ++y) {
-    for (int x = 0; x < outW; ++x) {
-      int tx = x + shiftX, ty = y + shiftY;
-      if (tx >= 0 && tx < kSide && ty >= 0 && ty < kSide) {
-        digit[size_t(ty * kSide + tx)] = std::clamp(box[size_t(y) * size_t(outW) + size_t(x)], 0.f, 255.f);
-      }
-    }
-  }
-  return digit;
+  return place(box, int(std::lround(kSide / 2.0 - massX / mass)),
+               int(std::lround(kSide / 2.0 - massY / mass)));
 }
 
-std::vector<float> digitFromPng(const std::string& bytes) {
+std::vector<float> imageFromGray(const std::vector<std::uint8_t>& gray, int width, int height) {
+  Scaled image = scaleRegion(inkOf(gray, width, height), width, 0, 0, width, height, kSide);
+  return place(image, (kSide - image.width) / 2, (kSide - image.height) / 2);
+}
+
+std::vector<float> inputFromPng(const std::string& bytes, data::PictureKind kind) {
   png_image image;
   std::memset(&image, 0, sizeof image);
   image.version = PNG_IMAGE_VERSION;
@@ -126,7 +154,9 @@ std::vector<float> digitFromPng(const std::string& bytes) {
   if (!png_image_finish_read(&image, &white, gray.data(), 0, nullptr)) {
     throw refuse(400, std::string("not a valid PNG image: ") + image.message);
   }
-  return digitFromGray(gray, int(image.width), int(image.height));
+  const int width = int(image.width), height = int(image.height);
+  return kind == data::PictureKind::kDigit ? digitFromGray(gray, width, height)
+                                           : imageFromGray(gray, width, height);
 }
 
 }  // namespace pstrain::serve

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <string>
+
+namespace pstrain::serve {
+
+// An answer to an HTTP request: its status, content type and body.
+struct HttpReply {
+  int status = 200;
+  std::string type = "application/json";
+  std::string body;
+};
+
+// A JSON answer (`body` is JSON text).
+inline HttpReply jsonReply(int status, const std::string& body) {
+  return {status, "application/json", body + "\n"};
+}
+
+// A JSON string literal of `text`, quoted and escaped.
+std::string jsonString(const std::string& text);
+
+// A refusal as KServe, TF Serving and this server's other routes answer one: {"error": "..."}.
+HttpReply errorReply(int status, const std::string& message);
+
+}  // namespace pstrain::serve

@@ -1,0 +1,197 @@
+#include "pstrain/serve/inference_routes.hpp"
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+
+#include <chrono>
+#include <optional>
+#include <sstream>
+
+#include "pstrain/serve/open_inference.hpp"
+#include "pstrain/serve/predict_request.hpp"
+#include "pstrain/serve/request_error.hpp"
+#include "pstrain/serve/tf_serving.hpp"
+
+namespace pstrain::serve {
+
+enum class Endpoint {
+  kPredict,
+  kModel,
+  kServerMetadata,
+  kServerLive,
+  kServerReady,
+  kModelMetadata,
+  kModelReady,
+  kInfer,
+  kTfModelStatus,
+  kTfPredict,
+};
+
+struct InferenceRoutes::Route {
+  Endpoint endpoint;
+  const char* pattern;  // its metrics label
+  bool post;            // POST, else GET (or HEAD)
+  std::string model;    // the model named in the path, if any
+};
+
+namespace {
+
+using Route = InferenceRoutes::Route;
+
+bool startsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+bool endsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The model named between `prefix` and `suffix` in `path`, if the path has that form.
+std::optional<std::string> modelIn(const std::string& path, const std::string& prefix,
+                                   const std::string& suffix) {
+  if (!startsWith(path, prefix) || !endsWith(path, suffix)) return std::nullopt;
+  if (path.size() <= prefix.size() + suffix.size()) return std::nullopt;
+  std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+  if (name.find('/') != std::string::npos) return std::nullopt;
+  return name;
+}
+
+std::optional<Route> match(const std::string& path) {
+  if (path == "/predict") return Route{Endpoint::kPredict, "/predict", true, ""};
+  if (path == "/model") return Route{Endpoint::kModel, "/model", false, ""};
+  if (path == "/v2" || path == "/v2/") return Route{Endpoint::kServerMetadata, "/v2", false, ""};
+  if (path == "/v2/health/live") return Route{Endpoint::kServerLive, "/v2/health/live", false, ""};
+  if (path == "/v2/health/ready") {
+    return Route{Endpoint::kServerReady, "/v2/health/ready", false, ""};
+  }
+  if (auto name = modelIn(path, "/v2/models/", "/infer")) {
+    return Route{Endpoint::kInfer, "/v2/models/{name}/infer", true, *name};
+  }
+  if (auto name = modelIn(path, "/v2/models/", "/ready")) {
+    return Route{Endpoint::kModelReady, "/v2/models/{name}/ready", false, *name};
+  }
+  if (auto name = modelIn(path, "/v2/models/", "")) {
+    return Route{Endpoint::kModelMetadata, "/v2/models/{name}", false, *name};
+  }
+  if (auto name = modelIn(path, "/v1/models/", ":predict")) {
+    return Route{Endpoint::kTfPredict, "/v1/models/{name}:predict", true, *name};
+  }
+  if (auto name = modelIn(path, "/v1/models/", "")) {
+    if (name->find(':') == std::string::npos) {
+      return Route{Endpoint::kTfModelStatus, "/v1/models/{name}", false, *name};
+    }
+  }
+  return std::nullopt;
+}
+
+std::string stringify(const Poco::JSON::Object& object) {
+  std::ostringstream text;
+  object.stringify(text);
+  return text.str();
+}
+
+// /model: the model's layers, where it came from and what it learnt.
+std::string modelInfoJson(const Predictor& model, const std::string& name) {
+  Poco::JSON::Object out(Poco::JSON_PRESERVE_KEY_ORDER);
+  out.set("name", name);
+  Poco::JSON::Array layers;
+  for (int size : model.layout().sizes()) layers.add(size);
+  out.set("layers", layers);
+  out.set("source", model.source());
+  const auto& dataSet = model.dataSet();
+  out.set("data_set", dataSet.name);
+  out.set("pictures", dataSet.pictures == data::PictureKind::kDigit ? "digit" : "image");
+  Poco::JSON::Array classes;
+  for (const auto& label : dataSet.classes) classes.add(label);
+  out.set("classes", classes);
+  return stringify(out);
+}
+
+}  // namespace
+
+std::shared_ptr<Predictor> InferenceRoutes::predictor() const {
+  std::string reason;
+  auto predictor = model_->get(&reason);
+  if (!predictor) throw RequestError(503, reason);
+  return predictor;
+}
+
+std::optional<HttpReply> InferenceRoutes::answer(const std::string& method, const std::string& path,
+                                                 const std::string& contentType,
+                                                 const std::function<std::string()>& readBody) {
+  auto found = match(path);
+  if (!found) return std::nullopt;
+  const auto start = std::chrono::steady_clock::now();
+  HttpReply reply;
+  try {
+    reply = route(*found, method, contentType, readBody);
+  } catch (const RequestError& e) {
+    reply = errorReply(e.status(), e.what());
+  }
+  metrics_.record(found->pattern, reply.status,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return reply;
+}
+
+HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
+                                 const std::string& contentType,
+                                 const std::function<std::string()>& readBody) const {
+  if (route.post ? method != "POST" : method != "GET" && method != "HEAD") {
+    throw RequestError(405, std::string(route.post ? "POST" : "GET") + " " + route.pattern +
+                                (route.endpoint == Endpoint::kPredict
+                                     ? ": JSON {\"images\": [[784 values 0-255], ...]} or a PNG "
+                                       "image"
+                                     : ""));
+  }
+  if (!model_) throw RequestError(404, "no model here: worker 0 and pstrain serve predict");
+  if (!route.model.empty() && route.model != modelName_) {
+    throw RequestError(
+        404, "model \"" + route.model + "\" is not served here; \"" + modelName_ + "\" is");
+  }
+  std::string reason;
+  const auto current = model_->get(&reason);
+  const bool loaded = current != nullptr;
+  switch (route.endpoint) {
+    case Endpoint::kPredict: {
+      // The request is checked first, so a client learns what is wrong with it even while the
+      // model is still training; a PNG is checked as an image until the model says otherwise.
+      auto inputs =
+          parsePredictBody(readBody(), contentType,
+                           current ? current->dataSet().pictures : data::PictureKind::kImage);
+      auto model = predictor();
+      return jsonReply(
+          200, Prediction(model->probabilities(inputs), model->dataSet().classes).columns());
+    }
+    case Endpoint::kModel:
+      return jsonReply(200, modelInfoJson(*predictor(), modelName_));
+    case Endpoint::kServerMetadata:
+      return jsonReply(200, serverMetadataJson());
+    case Endpoint::kServerLive:
+      return {200, "text/plain", ""};
+    case Endpoint::kServerReady:
+    case Endpoint::kModelReady:
+      // The Open Inference Protocol says "not ready" with a 4xx.
+      if (!loaded) throw RequestError(400, reason);
+      return {200, "text/plain", ""};
+    case Endpoint::kModelMetadata:
+      return jsonReply(200, modelMetadataJson(modelName_));
+    case Endpoint::kInfer: {
+      auto request = parseInferRequest(readBody());
+      auto model = predictor();
+      Prediction prediction(model->probabilities(request.inputs), model->dataSet().classes);
+      return jsonReply(200, inferResponseJson(modelName_, request, prediction));
+    }
+    case Endpoint::kTfModelStatus:
+      return jsonReply(200, tfModelStatusJson(loaded));
+    case Endpoint::kTfPredict: {
+      auto request = parseTfPredictRequest(readBody());
+      auto model = predictor();
+      Prediction prediction(model->probabilities(request.inputs), model->dataSet().classes);
+      return jsonReply(200, tfPredictResponseJson(request, prediction));
+    }
+  }
+  throw RequestError(404, "not found");
+}
+
+}  // namespace pstrain::serve
