@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks pstrain on this machine, each figure side by side with what it is measured against,
 # in one run, and prints the tables:
+#   0. the headline: time to accuracy as workers grow (tests/bench/time_to_accuracy.sh);
 #   1. named configurations: global steps/s, where a worker's step time goes, bytes per step,
 #      time to 0.85 Fashion-MNIST test accuracy and peak RSS per role, next to the single-process
 #      compute-only bound;
@@ -77,6 +78,9 @@ torch() {
 
 model=(--hidden-units 128 --learning-rate 0.001)
 reference=(--ps 2 --workers 2 "${model[@]}" --batch-size 100 --train-steps 3000)
+echo "0/7 time to accuracy (tests/bench/time_to_accuracy.sh)" >&2
+headline="$(bash tests/bench/time_to_accuracy.sh "$repeats")"
+
 echo "1/7 named configurations" >&2
 for r in $(seq "$repeats"); do
   run reference "$r" local "${reference[@]}" --data-dir "$data"
@@ -139,6 +143,8 @@ for r in $(seq "$repeats"); do
   wait "$held"
 done
 
+echo "0. $headline"
+echo
 python3 tests/bench/report.py "$work" "$repeats"
 echo
 echo "6. BLAS kernels"

@@ -50,7 +50,8 @@ def time_to_accuracy(run, target=0.85):
         except ValueError:
             continue  # a partial last line
         if event.get("event") == "accuracy" and event["accuracy"] >= target:
-            return event["time"] - run["_start"]
+            # When the parameters were taken: they are evaluated later, off the training thread.
+            return event.get("takenAt", event["time"]) - run["_start"]
     return None
 
 

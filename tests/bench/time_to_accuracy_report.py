@@ -34,6 +34,10 @@ def first_at(points, target):
     return next((t for t, _, a in points if a >= target), None)
 
 
+def steps_to(points, target):
+    return next((s for _, s, a in points if a >= target), None)
+
+
 def accuracy_at(points, step):
     """The accuracy of the first snapshot at or after `step` (the final one for the last step)."""
     return next((a for _, s, a in points if s >= step), points[-1][2] if points else None)
@@ -58,14 +62,15 @@ rows = [("b100-w1", "async, batch 100, 1 worker"), ("b100-w2", "async, batch 100
         ("torch-w2", "PyTorch ps, batch 100, 2 workers"), ("torch-w8", "PyTorch ps, batch 100, 8 workers")]
 print(f"Time to accuracy: 2 ps, Fashion-MNIST, 784-128-10, Adam (lr 0.001), 6000 global steps; "
       f"medians of {repeats} interleaved runs")
-print(f"{'configuration':34} {'t(0.85)':>8} {'t(0.87)':>8} {'acc@3000':>8} {'acc@6000':>8} "
-      f"{'steps/s':>8} {'staleness':>10} {'p99':>4}")
+print(f"{'configuration':34} {'t(0.85)':>8} {'t(0.87)':>8} {'s(0.85)':>7} {'acc@3000':>8} "
+      f"{'acc@6000':>8} {'steps/s':>8} {'staleness':>10} {'p99':>4}")
 table = {}
 for name, label in rows:
     runs = [curve(path[:-len(".json")]) for path in sorted(glob.glob(f"{work}/{name}.*.json"))]
     if not runs:
         continue
     t = [median(first_at(points, target) for points, _, _ in runs) for target in targets]
+    steps85 = median(steps_to(points, targets[0]) for points, _, _ in runs)
     a3000 = median(accuracy_at(points, 3000) for points, _, _ in runs)
     a6000 = median(accuracy_at(points, 6000) for points, _, _ in runs)
     rate = median(s.get("global_steps_per_s") for _, s, _ in runs)
@@ -74,7 +79,7 @@ for name, label in rows:
     p99 = median(max(p for _, p in st) for st in stale) if stale else None
     table[name] = t[0]
     print(f"{label:34} {fmt(t[0], '{:.2f} s'):>8} {fmt(t[1], '{:.2f} s'):>8} "
-          f"{fmt(a3000, '{:.4f}'):>8} {fmt(a6000, '{:.4f}'):>8} {fmt(rate, '{:.0f}'):>8} "
+          f"{fmt(steps85, '{:.0f}'):>7} {fmt(a3000, '{:.4f}'):>8} {fmt(a6000, '{:.4f}'):>8} {fmt(rate, '{:.0f}'):>8} "
           f"{fmt(mean, '{:.2f}'):>10} {fmt(p99, '{:g}'):>4}")
 
 
