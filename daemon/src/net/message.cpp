@@ -78,6 +78,7 @@ const std::vector<TypeInfo>& typeTable() {
       {MessageType::kError, "error", 0, false},
       {MessageType::kChallenge, "challenge", encode(Challenge{}).size(), false},
       {MessageType::kProof, "proof", encode(Proof{}).size(), false},
+      {MessageType::kShardCopy, "shard-copy", encode(ShardCopy{}).size(), true},
   };
   return table;
 }
@@ -171,6 +172,10 @@ std::vector<std::uint8_t> encode(const Params& m) {
   });
 }
 
+std::vector<std::uint8_t> encode(const ShardCopy& m) {
+  return fields([&](ByteWriter& w) { w.put(m.globalStep); });
+}
+
 std::vector<std::uint8_t> encode(const StatusReply& m) {
   return fields([&](ByteWriter& w) {
     w.put(roleByte(m.role)).put(m.index).put(m.globalStep).put(std::uint8_t(m.done));
@@ -239,6 +244,10 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
     auto serviceMicros = r.get<std::uint32_t>();
     return Params{globalStep, applied, done, serviceMicros, flagFromByte(r.get<std::uint8_t>())};
   });
+}
+
+ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) { return ShardCopy{r.get<std::uint64_t>()}; });
 }
 
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& bytes) {

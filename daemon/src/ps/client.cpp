@@ -63,7 +63,15 @@ void Client::connect() {
 
 void Client::reconnect(Link& link, float* params) {
   observer_.lost(link.endpoint, link.failure);
+  const auto known = link.globalStep;
   link = open(link.endpoint, link.shard.offset);
+  // Back at step 0 where we knew it further on: it lost its checkpoint. Our copy of its shard is
+  // its parameters as of the last answer we had (or of one cut short, read partly); the ps
+  // adopts the first copy it is given, if it has applied nothing yet.
+  if (link.globalStep == 0 && known > 0) {
+    link.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{known}),
+                       params + link.shard.offset, link.shard.count);
+  }
   // It may have gone back to its last checkpoint: its parameters replace ours.
   link.channel->send(net::MessageType::kPull);
   Exchange ignored;

@@ -1,5 +1,6 @@
 #include "pstrain/ps/server.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "pstrain/common/error.hpp"
@@ -36,8 +37,10 @@ Server::Server(ServerOptions options, ServerObserver& observer)
 }
 
 std::uint32_t Server::maxPayload() const {
-  return std::uint32_t(net::fixedFieldsSize(net::MessageType::kPush) +
-                       options_.range.count * sizeof(float));
+  // A push or a shard copy: at most the shard's values after the fixed fields.
+  const auto fixed = std::max(net::fixedFieldsSize(net::MessageType::kPush),
+                              net::fixedFieldsSize(net::MessageType::kShardCopy));
+  return std::uint32_t(fixed + options_.range.count * sizeof(float));
 }
 
 void Server::stop() {
@@ -115,6 +118,17 @@ void Server::serve(net::Channel& channel) {
         place.leave();
         gradient.reset();
         answer(given);
+        break;
+      }
+      case net::MessageType::kShardCopy: {
+        auto copy = net::decodeShardCopy(frame.fields);
+        if (copy.globalStep == 0 || copy.globalStep > options_.shard.trainSteps) {
+          throw ProtocolError("a shard copy at global step " + std::to_string(copy.globalStep) +
+                              " in a run of " + std::to_string(options_.shard.trainSteps));
+        }
+        auto values = gradients_->take();
+        channel.receiveValues(values.get(), options_.range.count);
+        rule_.adopt(worker, copy.globalStep, values.get());
         break;
       }
       case net::MessageType::kDone: {

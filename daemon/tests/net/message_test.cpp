@@ -60,13 +60,13 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 20)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 9, 5000)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 21 + 16)) == "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 12, 0)).find("unknown message type 12") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 13, 0)).find("unknown message type 13") !=
              std::string::npos);
   // 6, the retired status query, is no type any more.
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 6, 0)).find("unknown message type 6") !=
              std::string::npos);
-  // Every other type from 1 to 11 is known.
-  for (int type : {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}) {
+  // Every other type from 1 to 12 is known.
+  for (int type : {1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12}) {
     BOOST_TEST(headerError(header(kMagic, kProtocolVersion, std::uint16_t(type), 0))
                    .find("unknown") ==
                std::string::npos);
@@ -104,6 +104,7 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(status.done);
 
   BOOST_TEST(decodeDone(encode(Done{1234})).localSteps == 1234u);
+  BOOST_TEST(decodeShardCopy(encode(ShardCopy{2999})).globalStep == 2999u);
 
   Digest proof{};
   proof[0] = 9;
@@ -113,7 +114,7 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 3, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 5, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 37u);
@@ -125,8 +126,11 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 15u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kShardCopy) == 8u);
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
+  BOOST_TEST(carriesValues(MessageType::kShardCopy));
+  BOOST_TEST(kProtocolVersion == 5u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");

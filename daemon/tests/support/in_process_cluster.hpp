@@ -33,8 +33,11 @@ class InProcessCluster {
   static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
 
   void startPs(int index);
-  // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
-  void stopPs(int index);
+  // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network;
+  // returns the global step it stopped at.
+  std::uint64_t stopPs(int index);
+  // Where ps `index` keeps its checkpoint, across stopPs() and startPs().
+  std::string checkpointPath(int index) const;
   ps::Server& server(int index) { return *servers_.at(index).server; }
   observe::Metrics& psMetrics(int index) { return *servers_.at(index).metrics; }
 
