@@ -149,7 +149,7 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload) {
 
 std::vector<std::uint8_t> encode(const Hello& m) {
   return fields([&](ByteWriter& w) {
-    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId);
+    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId).put(m.psCount);
     putBytes(w, m.nonce);
   });
 }
@@ -192,7 +192,8 @@ Hello decodeHello(const std::vector<std::uint8_t>& bytes) {
     auto index = r.get<std::uint32_t>();
     auto parameterCount = r.get<std::uint64_t>();
     auto runId = r.get<std::uint64_t>();
-    return Hello{role, index, parameterCount, runId, getBytes<Nonce>(r)};
+    auto psCount = r.get<std::uint32_t>();
+    return Hello{role, index, parameterCount, runId, psCount, getBytes<Nonce>(r)};
   });
 }
 

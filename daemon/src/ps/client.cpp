@@ -24,11 +24,14 @@ Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
-    auto welcome = net::introduce(
-        *channel,
-        net::Hello{Role::kWorker, options_.worker, options_.layout.parameterCount(),
-                   options_.runId, {}},
-        options_.authKey);
+    auto welcome = net::introduce(*channel,
+                                  net::Hello{Role::kWorker,
+                                             options_.worker,
+                                             options_.layout.parameterCount(),
+                                             options_.runId,
+                                             std::uint32_t(options_.ps.size()),
+                                             {}},
+                                  options_.authKey);
     if (welcome.offset != offset) {
       // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused
       // pod address can; it sorts itself out as the records catch up.

@@ -154,6 +154,15 @@ void Server::admit(const net::Hello& hello) const {
                         std::to_string(hello.index) + ": this run has workers 0 to " +
                         std::to_string(options_.workers - 1));
   }
+  // Shards are cut by the number of ps: a run keeps it from start to end (it is part of the run
+  // id too; this says which setting differs, and what to do).
+  if (hello.psCount != std::uint32_t(options_.ps)) {
+    throw ProtocolError(
+        "worker " + std::to_string(hello.index) + " is configured for " +
+        std::to_string(hello.psCount) + " ps, this run has " + std::to_string(options_.ps) +
+        ": the number of ps cannot change during a run; configure " + std::to_string(options_.ps) +
+        ", or start a new run with " + std::to_string(hello.psCount) + " on every ps and worker");
+  }
   if (hello.parameterCount != options_.layout.parameterCount() || hello.runId != options_.runId) {
     throw ProtocolError("worker " + std::to_string(hello.index) +
                         " runs a different configuration (model of " +

@@ -219,10 +219,27 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
 BOOST_AUTO_TEST_CASE(a_worker_of_another_run_is_refused_at_once) {
   InProcessCluster cluster(flags(1, 1, 10));
   cluster.startPs(0);
-  auto stranger = cluster.client(0, 42);
+  auto stranger = cluster.client(0, [](ps::ClientOptions& options) { options.runId = 42; });
   const auto start = std::chrono::steady_clock::now();
   BOOST_CHECK_THROW(stranger->connect(), RefusedError);
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_configured_for_another_number_of_ps_is_refused_saying_what_to_do) {
+  InProcessCluster cluster(flags(1, 1, 10));
+  cluster.startPs(0);
+  auto scaled = cluster.client(
+      0, [](ps::ClientOptions& options) { options.ps.push_back(InProcessCluster::psEndpoint(1)); });
+  try {
+    scaled->connect();
+    BOOST_FAIL("a worker configured for 2 ps joined a run of 1");
+  } catch (const RefusedError& e) {
+    BOOST_TEST(contains(e.what(),
+                        "worker 0 is configured for 2 ps, this run has 1: the number of "
+                        "ps cannot change during a run; configure 1, or start a new run "
+                        "with 2 on every ps and worker"),
+               e.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_ps_that_never_appears_ends_after_the_peer_timeout) {

@@ -70,12 +70,12 @@ std::uint64_t InProcessCluster::stopPs(int index) {
   return step;
 }
 
-std::unique_ptr<ps::Client> InProcessCluster::client(int index,
-                                                     std::optional<std::uint64_t> runId) {
+std::unique_ptr<ps::Client> InProcessCluster::client(
+    int index, const std::function<void(ps::ClientOptions&)>& adjust) {
   std::vector<net::Endpoint> ps;
   for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
   auto options = app::clientOptions(settings_, index, ps);
-  if (runId) options.runId = *runId;
+  if (adjust) adjust(options);
   auto& worker = workers_[index];
   if (!worker.metrics) newWorkerMetrics(worker, index);
   return std::make_unique<ps::Client>(options, dialer(), *worker.reporter);

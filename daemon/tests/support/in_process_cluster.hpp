@@ -1,8 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -48,8 +48,10 @@ class InProcessCluster {
   std::map<int, worker::TrainingResult> joinWorkers();
   observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
 
-  // A client for worker `index` that the test drives itself (with `runId` to pretend another run).
-  std::unique_ptr<ps::Client> client(int index, std::optional<std::uint64_t> runId = {});
+  // A client for worker `index` that the test drives itself, its options changed by `adjust`
+  // (to pretend another run or configuration).
+  std::unique_ptr<ps::Client> client(int index,
+                                     const std::function<void(ps::ClientOptions&)>& adjust = {});
 
   const data::Examples& trainingSet() const { return train_; }
 

@@ -59,6 +59,7 @@ struct Hello {
   std::uint32_t index;
   std::uint64_t parameterCount;
   std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
+  std::uint32_t psCount;  // the ps the worker is configured for: told apart from other changes
   Nonce nonce;
 };
 
