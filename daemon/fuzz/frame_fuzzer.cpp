@@ -40,6 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
       case MessageType::kParams: decodeParams(fields); break;
       case MessageType::kStatusReply: decodeStatusReply(fields); break;
       case MessageType::kDone: decodeDone(fields); break;
+      case MessageType::kShardCopy: decodeShardCopy(fields); break;
       case MessageType::kChallenge: decodeChallenge(fields); break;
       case MessageType::kProof: decodeProof(fields); break;
       case MessageType::kPull:

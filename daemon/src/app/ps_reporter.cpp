@@ -23,6 +23,23 @@ void PsReporter::restored(std::uint64_t globalStep, const std::string& path, boo
                           completed ? ": the run has completed, training stays done" : "");
 }
 
+void PsReporter::shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) {
+  metrics_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
+  metrics_.events().recovered(globalStep, workerPeer(worker));
+  if (completed) metrics_.setState(observe::State::kCompleted);
+  log::logger("ps")->warn(
+      "PS {}: no checkpoint, but {} held this shard at global step {}: training goes on from its "
+      "copy (Adam's moments start again from zero)",
+      index_, workerPeer(worker), globalStep);
+}
+
+void PsReporter::shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
+                                  std::uint64_t globalStep) {
+  log::logger("ps")->info(
+      "PS {}: ignored {}'s copy of the shard at global step {}: the shard is at global step {}",
+      index_, workerPeer(worker), copyStep, globalStep);
+}
+
 void PsReporter::checkpointWritten(std::uint64_t globalStep, const std::string& path) {
   metrics_.events().checkpoint(globalStep, path);
   log::logger("ps")->info("PS {}: checkpoint at global step {} in {}", index_, globalStep, path);

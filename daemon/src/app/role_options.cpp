@@ -21,6 +21,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
       ps::makeOptimizer(settings.optimizer, options.range.count, settings.learningRate);
   options.runId = config::runFingerprint(settings);
   options.workers = settings.workers;
+  options.ps = settings.ps;
   options.shard.trainSteps = std::uint64_t(settings.trainSteps);
   options.shard.syncWorkers = settings.sync ? settings.workers : 0;
   // ps 0 alone holds answers back, so every worker's place is decided in one spot.

@@ -78,6 +78,7 @@ const std::vector<TypeInfo>& typeTable() {
       {MessageType::kError, "error", 0, false},
       {MessageType::kChallenge, "challenge", encode(Challenge{}).size(), false},
       {MessageType::kProof, "proof", encode(Proof{}).size(), false},
+      {MessageType::kShardCopy, "shard-copy", encode(ShardCopy{}).size(), true},
   };
   return table;
 }
@@ -148,7 +149,7 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload) {
 
 std::vector<std::uint8_t> encode(const Hello& m) {
   return fields([&](ByteWriter& w) {
-    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId);
+    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId).put(m.psCount);
     putBytes(w, m.nonce);
   });
 }
@@ -171,6 +172,10 @@ std::vector<std::uint8_t> encode(const Params& m) {
   });
 }
 
+std::vector<std::uint8_t> encode(const ShardCopy& m) {
+  return fields([&](ByteWriter& w) { w.put(m.globalStep); });
+}
+
 std::vector<std::uint8_t> encode(const StatusReply& m) {
   return fields([&](ByteWriter& w) {
     w.put(roleByte(m.role)).put(m.index).put(m.globalStep).put(std::uint8_t(m.done));
@@ -187,7 +192,8 @@ Hello decodeHello(const std::vector<std::uint8_t>& bytes) {
     auto index = r.get<std::uint32_t>();
     auto parameterCount = r.get<std::uint64_t>();
     auto runId = r.get<std::uint64_t>();
-    return Hello{role, index, parameterCount, runId, getBytes<Nonce>(r)};
+    auto psCount = r.get<std::uint32_t>();
+    return Hello{role, index, parameterCount, runId, psCount, getBytes<Nonce>(r)};
   });
 }
 
@@ -239,6 +245,10 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
     auto serviceMicros = r.get<std::uint32_t>();
     return Params{globalStep, applied, done, serviceMicros, flagFromByte(r.get<std::uint8_t>())};
   });
+}
+
+ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) { return ShardCopy{r.get<std::uint64_t>()}; });
 }
 
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& bytes) {

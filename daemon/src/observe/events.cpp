@@ -124,6 +124,10 @@ void Events::restored(std::uint64_t globalStep, const std::string& path, bool co
                       {"completed", completed ? "true" : "false"}});
 }
 
+void Events::recovered(std::uint64_t globalStep, const std::string& peer) {
+  record("recovered", {integer("step", globalStep), text("peer", peer)});
+}
+
 void Events::alreadyCompleted(std::uint64_t globalStep) {
   record("alreadyCompleted", {integer("step", globalStep)});
 }

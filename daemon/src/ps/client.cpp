@@ -24,11 +24,14 @@ Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
-    auto welcome = net::introduce(
-        *channel,
-        net::Hello{Role::kWorker, options_.worker, options_.layout.parameterCount(),
-                   options_.runId, {}},
-        options_.authKey);
+    auto welcome = net::introduce(*channel,
+                                  net::Hello{Role::kWorker,
+                                             options_.worker,
+                                             options_.layout.parameterCount(),
+                                             options_.runId,
+                                             std::uint32_t(options_.ps.size()),
+                                             {}},
+                                  options_.authKey);
     if (welcome.offset != offset) {
       // Same run, other shard: the name led to another ps, as a stale DNS answer or a reused
       // pod address can; it sorts itself out as the records catch up.
@@ -63,7 +66,15 @@ void Client::connect() {
 
 void Client::reconnect(Link& link, float* params) {
   observer_.lost(link.endpoint, link.failure);
+  const auto known = link.globalStep;
   link = open(link.endpoint, link.shard.offset);
+  // Back at step 0 where we knew it further on: it lost its checkpoint. Our copy of its shard is
+  // its parameters as of the last answer we had (or of one cut short, read partly); the ps
+  // adopts the first copy it is given, if it has applied nothing yet.
+  if (link.globalStep == 0 && known > 0) {
+    link.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{known}),
+                       params + link.shard.offset, link.shard.count);
+  }
   // It may have gone back to its last checkpoint: its parameters replace ours.
   link.channel->send(net::MessageType::kPull);
   Exchange ignored;

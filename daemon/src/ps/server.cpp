@@ -1,5 +1,6 @@
 #include "pstrain/ps/server.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include "pstrain/common/error.hpp"
@@ -36,8 +37,10 @@ Server::Server(ServerOptions options, ServerObserver& observer)
 }
 
 std::uint32_t Server::maxPayload() const {
-  return std::uint32_t(net::fixedFieldsSize(net::MessageType::kPush) +
-                       options_.range.count * sizeof(float));
+  // A push or a shard copy: at most the shard's values after the fixed fields.
+  const auto fixed = std::max(net::fixedFieldsSize(net::MessageType::kPush),
+                              net::fixedFieldsSize(net::MessageType::kShardCopy));
+  return std::uint32_t(fixed + options_.range.count * sizeof(float));
 }
 
 void Server::stop() {
@@ -117,6 +120,17 @@ void Server::serve(net::Channel& channel) {
         answer(given);
         break;
       }
+      case net::MessageType::kShardCopy: {
+        auto copy = net::decodeShardCopy(frame.fields);
+        if (copy.globalStep == 0 || copy.globalStep > options_.shard.trainSteps) {
+          throw ProtocolError("a shard copy at global step " + std::to_string(copy.globalStep) +
+                              " in a run of " + std::to_string(options_.shard.trainSteps));
+        }
+        auto values = gradients_->take();
+        channel.receiveValues(values.get(), options_.range.count);
+        rule_.adopt(worker, copy.globalStep, values.get());
+        break;
+      }
       case net::MessageType::kDone: {
         auto done = net::decodeDone(frame.fields);
         observer_.workerFinished(worker, done.localSteps);
@@ -139,6 +153,15 @@ void Server::admit(const net::Hello& hello) const {
     throw ProtocolError("hello from " + roleName(hello.role) + " " +
                         std::to_string(hello.index) + ": this run has workers 0 to " +
                         std::to_string(options_.workers - 1));
+  }
+  // Shards are cut by the number of ps: a run keeps it from start to end (it is part of the run
+  // id too; this says which setting differs, and what to do).
+  if (hello.psCount != std::uint32_t(options_.ps)) {
+    throw ProtocolError(
+        "worker " + std::to_string(hello.index) + " is configured for " +
+        std::to_string(hello.psCount) + " ps, this run has " + std::to_string(options_.ps) +
+        ": the number of ps cannot change during a run; configure " + std::to_string(options_.ps) +
+        ", or start a new run with " + std::to_string(hello.psCount) + " on every ps and worker");
   }
   if (hello.parameterCount != options_.layout.parameterCount() || hello.runId != options_.runId) {
     throw ProtocolError("worker " + std::to_string(hello.index) +

@@ -252,12 +252,26 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
   if (in.get<std::uint64_t>() != size_) throw DecodeError("shard size differs");
-  // Answers already sent may still carry the current buffer: the restored values get their own.
   auto restored = buffers_->take();
   in.getFloats(restored.get(), size_);
   optimizer_->restore(in);
   in.expectEnd();
-  params_ = std::move(restored);
+  replaceLocked(std::move(restored), globalStep);
+}
+
+bool Shard::adopt(std::uint64_t globalStep, const float* values) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !inFlight_; });
+  // A sync step under way holds gradients computed on the parameters this would replace.
+  if (globalStep_ > 0 || arrivals_ > 0) return false;
+  auto adopted = buffers_->take();
+  std::copy(values, values + size_, adopted.get());
+  replaceLocked(std::move(adopted), globalStep);
+  return true;
+}
+
+void Shard::replaceLocked(std::shared_ptr<float> params, std::uint64_t globalStep) {
+  params_ = std::move(params);
   paramsStep_ = globalStep_ = globalStep;
 }
 

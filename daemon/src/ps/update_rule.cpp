@@ -36,6 +36,16 @@ UpdateRule::Answer UpdateRule::push(std::uint32_t worker, std::uint64_t localSte
   return {std::move(result), seconds};
 }
 
+void UpdateRule::adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) {
+  if (!shard_.adopt(globalStep, values)) {
+    observer_.shardCopyIgnored(worker, globalStep, shard_.state().globalStep);
+    return;
+  }
+  const bool done = shard_.state().done;
+  observer_.shardRecovered(worker, globalStep, done);
+  if (done) completed_();  // the copy is of the final step: write the final checkpoint
+}
+
 void UpdateRule::advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
                           std::uint32_t worker) {
   const auto& shard = options_.shard;

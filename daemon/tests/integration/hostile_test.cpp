@@ -79,9 +79,12 @@ struct LiveCluster {
   // What a real worker 1 says in its hello: same model, same run.
   Hello hello() const {
     auto config = pstrain::config::load({settings, {}});
-    return Hello{pstrain::Role::kWorker, 1,
+    return Hello{pstrain::Role::kWorker,
+                 1,
                  pstrain::model::Layout::mnist(config.hiddenUnits).parameterCount(),
-                 pstrain::config::runFingerprint(config), randomNonce()};
+                 pstrain::config::runFingerprint(config),
+                 std::uint32_t(config.ps),
+                 randomNonce()};
   }
 };
 

@@ -59,14 +59,14 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 3, 1)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 20)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 9, 5000)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 21 + 16)) == "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 12, 0)).find("unknown message type 12") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 25 + 16)) == "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 13, 0)).find("unknown message type 13") !=
              std::string::npos);
   // 6, the retired status query, is no type any more.
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 6, 0)).find("unknown message type 6") !=
              std::string::npos);
-  // Every other type from 1 to 11 is known.
-  for (int type : {1, 2, 3, 4, 5, 7, 8, 9, 10, 11}) {
+  // Every other type from 1 to 12 is known.
+  for (int type : {1, 2, 3, 4, 5, 7, 8, 9, 10, 11, 12}) {
     BOOST_TEST(headerError(header(kMagic, kProtocolVersion, std::uint16_t(type), 0))
                    .find("unknown") ==
                std::string::npos);
@@ -76,12 +76,13 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
 BOOST_AUTO_TEST_CASE(messages_round_trip) {
   Nonce nonce{};
   nonce[15] = 7;
-  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull, nonce}));
+  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull, 2, nonce}));
   BOOST_TEST(hello.nonce[15] == 7);
   BOOST_TEST((hello.role == Role::kWorker));
   BOOST_TEST(hello.index == 3u);
   BOOST_TEST(hello.parameterCount == 101770u);
   BOOST_TEST(hello.runId == 0xdeadbeefcafeull);
+  BOOST_TEST(hello.psCount == 2u);
 
   auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000, 8090}));
   BOOST_TEST(welcome.offset == 50885u);
@@ -104,6 +105,7 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(status.done);
 
   BOOST_TEST(decodeDone(encode(Done{1234})).localSteps == 1234u);
+  BOOST_TEST(decodeShardCopy(encode(ShardCopy{2999})).globalStep == 2999u);
 
   Digest proof{};
   proof[0] = 9;
@@ -113,10 +115,10 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 3, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 5, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
-  BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 37u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 41u);
   BOOST_TEST(fixedFieldsSize(MessageType::kChallenge) == 48u);
   BOOST_TEST(fixedFieldsSize(MessageType::kProof) == 32u);
   BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
@@ -125,15 +127,18 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 15u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kShardCopy) == 8u);
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
+  BOOST_TEST(carriesValues(MessageType::kShardCopy));
+  BOOST_TEST(kProtocolVersion == 5u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
-  auto hello = encode(Hello{Role::kWorker, 1, 2, 3, Nonce{}});
+  auto hello = encode(Hello{Role::kWorker, 1, 2, 3, 4, Nonce{}});
   auto shorter = hello;
   shorter.pop_back();
   BOOST_CHECK_THROW(decodeHello(shorter), ProtocolError);

@@ -2,6 +2,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
+#include <cmath>
+#include <filesystem>
 #include <thread>
 
 #include "pstrain/app/ps_reporter.hpp"
@@ -42,13 +44,22 @@ std::uint64_t globalStep(InProcessCluster& cluster) {
   return step;
 }
 
-// The peers of the events named `event` that a worker has recorded.
-std::vector<std::string> peersOf(InProcessCluster& cluster, int worker, const std::string& event) {
-  auto recorded = parseObject(cluster.workerMetrics(worker).events().since(0))->getArray("events");
-  std::vector<std::string> peers;
+// The events named `event` that `metrics` have recorded.
+std::vector<Poco::JSON::Object::Ptr> eventsNamed(observe::Metrics& metrics,
+                                                 const std::string& event) {
+  auto recorded = parseObject(metrics.events().since(0))->getArray("events");
+  std::vector<Poco::JSON::Object::Ptr> named;
   for (size_t i = 0; i < recorded->size(); ++i) {
     auto e = recorded->getObject(unsigned(i));
-    if (e->getValue<std::string>("event") != event) continue;
+    if (e->getValue<std::string>("event") == event) named.push_back(e);
+  }
+  return named;
+}
+
+// The peers of the events named `event` that a worker has recorded.
+std::vector<std::string> peersOf(InProcessCluster& cluster, int worker, const std::string& event) {
+  std::vector<std::string> peers;
+  for (const auto& e : eventsNamed(cluster.workerMetrics(worker), event)) {
     peers.push_back(e->getValue<std::string>("peer"));
   }
   return peers;
@@ -208,10 +219,27 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
 BOOST_AUTO_TEST_CASE(a_worker_of_another_run_is_refused_at_once) {
   InProcessCluster cluster(flags(1, 1, 10));
   cluster.startPs(0);
-  auto stranger = cluster.client(0, 42);
+  auto stranger = cluster.client(0, [](ps::ClientOptions& options) { options.runId = 42; });
   const auto start = std::chrono::steady_clock::now();
   BOOST_CHECK_THROW(stranger->connect(), RefusedError);
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_configured_for_another_number_of_ps_is_refused_saying_what_to_do) {
+  InProcessCluster cluster(flags(1, 1, 10));
+  cluster.startPs(0);
+  auto scaled = cluster.client(
+      0, [](ps::ClientOptions& options) { options.ps.push_back(InProcessCluster::psEndpoint(1)); });
+  try {
+    scaled->connect();
+    BOOST_FAIL("a worker configured for 2 ps joined a run of 1");
+  } catch (const RefusedError& e) {
+    BOOST_TEST(contains(e.what(),
+                        "worker 0 is configured for 2 ps, this run has 1: the number of "
+                        "ps cannot change during a run; configure 1, or start a new run "
+                        "with 2 on every ps and worker"),
+               e.what());
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_ps_that_never_appears_ends_after_the_peer_timeout) {
@@ -285,6 +313,40 @@ std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index)
 }
 
 }  // namespace
+
+BOOST_AUTO_TEST_CASE(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
+  const auto settings = flags(2, 2, 1500);
+  double unfaulted = 0;
+  {
+    InProcessCluster cluster(settings);
+    for (int i = 0; i < 2; ++i) cluster.startPs(i);
+    for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+    unfaulted = cluster.joinWorkers()[0].testAccuracy.value_or(0);
+  }
+  InProcessCluster cluster(settings);
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 500; }, std::chrono::seconds(30)));
+  const auto stopped = cluster.stopPs(1);
+  std::filesystem::remove(cluster.checkpointPath(1));  // its disk is lost with it
+  cluster.startPs(1);
+  auto results = cluster.joinWorkers();
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 1500u);
+  BOOST_TEST(results[0].globalStep == 1500u);
+  // ps 1 took a worker's copy at the step that worker last heard of from it: short of where it
+  // stopped by the steps the other worker made meanwhile (many, if that one was descheduled).
+  const auto recovered = eventsNamed(cluster.psMetrics(1), "recovered");
+  BOOST_REQUIRE(recovered.size() == 1u);
+  const auto step = recovered[0]->getValue<std::uint64_t>("step");
+  BOOST_TEST(step > 0u);
+  BOOST_TEST(step <= stopped);
+  BOOST_TEST_MESSAGE("ps 1 stopped at step " << stopped << ", recovered at " << step);
+  // It applied the pushes from there on, not a whole run's.
+  BOOST_TEST(staleness(cluster, 1).first == 1500u - step);
+  const double accuracy = results[0].testAccuracy.value_or(0);
+  BOOST_TEST(std::abs(accuracy - unfaulted) <= 0.02,
+             "accuracy " << accuracy << ", without the fault " << unfaulted);
+}
 
 BOOST_AUTO_TEST_CASE(one_worker_computing_at_a_time_makes_every_push_fresh) {
   // ps 0 lets one of four workers compute at a time: each starts from the parameters with every

@@ -213,6 +213,25 @@ BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state)
   BOOST_CHECK_THROW(other.restore(3, original.serialize().bytes), pstrain::DecodeError);
 }
 
+BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
+  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
+  const float copy[] = {5.0f, 6.0f}, other[] = {7.0f, 8.0f};
+  BOOST_TEST(shard.adopt(400, copy));
+  BOOST_TEST(!shard.adopt(400, other));  // never two different shards
+  auto state = shard.read();
+  BOOST_TEST(state.globalStep == 400u);
+  BOOST_TEST(state.paramsStep == 400u);
+  BOOST_TEST(state.params.get()[0] == 5.0f);
+  float gradient[] = {2.0f, -2.0f};
+  BOOST_TEST(shard.push(0, gradient, 400).globalStep == 401u);
+
+  Shard trained({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
+  trained.push(0, gradient, 0);
+  BOOST_TEST(!trained.adopt(400, copy));  // its own step 1 is not thrown away
+  BOOST_TEST(trained.read().globalStep == 1u);
+  BOOST_TEST(trained.read().params.get()[0] == 0.0f);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
   Checkpoint checkpoint{77, 50885, 1234, {1, 2, 3, 4, 5}};
   auto decoded = decodeCheckpoint(encodeCheckpoint(checkpoint));

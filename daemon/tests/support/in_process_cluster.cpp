@@ -50,26 +50,32 @@ void InProcessCluster::startPs(int index) {
       Role::kPs, index, std::uint64_t(settings_.trainSteps), *ps.events);
   ps.reporter = std::make_unique<app::PsReporter>(index, int(settings_.logEverySteps), *ps.metrics);
   auto options = app::serverOptions(settings_, index);
-  options.checkpointPath = checkpoints_.file("ps-" + std::to_string(index) + ".bin");
+  options.checkpointPath = checkpointPath(index);
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
   network_.listen(psEndpoint(index).toString(),
                   [server](net::Channel& channel) { server->serve(channel); });
 }
 
-void InProcessCluster::stopPs(int index) {
+std::string InProcessCluster::checkpointPath(int index) const {
+  return checkpoints_.file("ps-" + std::to_string(index) + ".bin");
+}
+
+std::uint64_t InProcessCluster::stopPs(int index) {
   auto& ps = servers_.at(index);
   ps.server->stop();
   network_.close(psEndpoint(index).toString());
+  const auto step = ps.server->globalStep();
   servers_.erase(index);
+  return step;
 }
 
-std::unique_ptr<ps::Client> InProcessCluster::client(int index,
-                                                     std::optional<std::uint64_t> runId) {
+std::unique_ptr<ps::Client> InProcessCluster::client(
+    int index, const std::function<void(ps::ClientOptions&)>& adjust) {
   std::vector<net::Endpoint> ps;
   for (int i = 0; i < settings_.ps; ++i) ps.push_back(psEndpoint(i));
   auto options = app::clientOptions(settings_, index, ps);
-  if (runId) options.runId = *runId;
+  if (adjust) adjust(options);
   auto& worker = workers_[index];
   if (!worker.metrics) newWorkerMetrics(worker, index);
   return std::make_unique<ps::Client>(options, dialer(), *worker.reporter);

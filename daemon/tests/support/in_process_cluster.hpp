@@ -1,8 +1,8 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -33,8 +33,11 @@ class InProcessCluster {
   static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
 
   void startPs(int index);
-  // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network.
-  void stopPs(int index);
+  // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network;
+  // returns the global step it stopped at.
+  std::uint64_t stopPs(int index);
+  // Where ps `index` keeps its checkpoint, across stopPs() and startPs().
+  std::string checkpointPath(int index) const;
   ps::Server& server(int index) { return *servers_.at(index).server; }
   observe::Metrics& psMetrics(int index) { return *servers_.at(index).metrics; }
 
@@ -45,8 +48,10 @@ class InProcessCluster {
   std::map<int, worker::TrainingResult> joinWorkers();
   observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
 
-  // A client for worker `index` that the test drives itself (with `runId` to pretend another run).
-  std::unique_ptr<ps::Client> client(int index, std::optional<std::uint64_t> runId = {});
+  // A client for worker `index` that the test drives itself, its options changed by `adjust`
+  // (to pretend another run or configuration).
+  std::unique_ptr<ps::Client> client(int index,
+                                     const std::function<void(ps::ClientOptions&)>& adjust = {});
 
   const data::Examples& trainingSet() const { return train_; }
 

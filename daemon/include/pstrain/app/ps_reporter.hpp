@@ -17,6 +17,9 @@ class PsReporter : public ps::ServerObserver {
   PsReporter(int index, int logEverySteps, observe::Metrics& metrics);
 
   void restored(std::uint64_t globalStep, const std::string& path, bool completed) override;
+  void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) override;
+  void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
+                        std::uint64_t globalStep) override;
   void checkpointWritten(std::uint64_t globalStep, const std::string& path) override;
   void serving(bool completed) override;
   void workerArrived(std::uint32_t worker, const std::string& address) override;

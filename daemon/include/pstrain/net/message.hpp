@@ -13,7 +13,8 @@ namespace pstrain::net {
 // Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
-constexpr std::uint16_t kProtocolVersion = 4;  // 4: params say whether ps 0 held them back
+// 4: params say whether ps 0 held them back; 5: a worker gives a ps that lost its shard its copy
+constexpr std::uint16_t kProtocolVersion = 5;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -29,6 +30,7 @@ enum class MessageType : std::uint16_t {
   kError = 9,        // either way: why the connection is refused (text tail), then close
   kChallenge = 10,   // ps -> worker: its nonce and its proof of the shared key
   kProof = 11,       // worker -> ps: its proof of the shared key
+  kShardCopy = 12,   // worker -> ps: its copy of the shard, for a ps that lost it (float tail)
 };
 
 std::string messageName(MessageType type);
@@ -57,6 +59,7 @@ struct Hello {
   std::uint32_t index;
   std::uint64_t parameterCount;
   std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
+  std::uint32_t psCount;  // the ps the worker is configured for: told apart from other changes
   Nonce nonce;
 };
 
@@ -93,6 +96,12 @@ struct Params {
   bool held;
 };
 
+// Sent right after a welcome at global step 0 by a worker that knew the ps at a later step: the
+// ps lost its checkpoint. The values are the worker's copy of the shard, as at `globalStep`.
+struct ShardCopy {
+  std::uint64_t globalStep;
+};
+
 struct StatusReply {
   Role role;
   std::uint32_t index;
@@ -108,6 +117,7 @@ std::vector<std::uint8_t> encode(const Hello& message);
 std::vector<std::uint8_t> encode(const Welcome& message);
 std::vector<std::uint8_t> encode(const Push& message);
 std::vector<std::uint8_t> encode(const Params& message);
+std::vector<std::uint8_t> encode(const ShardCopy& message);
 std::vector<std::uint8_t> encode(const StatusReply& message);
 std::vector<std::uint8_t> encode(const Done& message);
 std::vector<std::uint8_t> encode(const Challenge& message);
@@ -118,6 +128,7 @@ Hello decodeHello(const std::vector<std::uint8_t>& fields);
 Welcome decodeWelcome(const std::vector<std::uint8_t>& fields);
 Push decodePush(const std::vector<std::uint8_t>& fields);
 Params decodeParams(const std::vector<std::uint8_t>& fields);
+ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& fields);
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& fields);
 Done decodeDone(const std::vector<std::uint8_t>& fields);
 Challenge decodeChallenge(const std::vector<std::uint8_t>& fields);

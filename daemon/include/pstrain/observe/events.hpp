@@ -64,6 +64,8 @@ class Events {
   void finished(const std::string& peer, std::uint64_t localSteps);
   void checkpoint(std::uint64_t globalStep, const std::string& path);
   void restored(std::uint64_t globalStep, const std::string& path, bool completed);
+  // A ps without a checkpoint took its shard from `peer`'s copy at `globalStep`.
+  void recovered(std::uint64_t globalStep, const std::string& peer);
   // A worker found its run completed before it started: it does not train again.
   void alreadyCompleted(std::uint64_t globalStep);
   // Training ended at `globalStep`: a ps at its last step, a worker after its last exchange

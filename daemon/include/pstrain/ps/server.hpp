@@ -28,6 +28,7 @@ struct ServerOptions {
   model::Layout layout = model::Layout::mnist({});  // the run's model: a worker's must match
   std::uint64_t runId = 0;
   int workers = 1;
+  int ps = 1;  // of the run: a worker configured for another number is refused, saying so
   Shard::Options shard;
   std::string authKey;
   double idleTimeoutSeconds = 0;  // for a worker's channel once admitted; 0: none

@@ -24,6 +24,12 @@ class ServerObserver {
   virtual ~ServerObserver() = default;
 
   virtual void restored(std::uint64_t globalStep, const std::string& path, bool completed) = 0;
+  // The shard was taken from `worker`'s copy at `globalStep` (no checkpoint was restored);
+  // `completed`: it was at the last step.
+  virtual void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) = 0;
+  // `worker`'s copy at `copyStep` came after the shard had moved on (to `globalStep`).
+  virtual void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
+                                std::uint64_t globalStep) = 0;
   virtual void checkpointWritten(std::uint64_t globalStep, const std::string& path) = 0;
   // The ps serves; `completed`: the run it restored had completed already.
   virtual void serving(bool completed) = 0;

@@ -100,6 +100,12 @@ class Shard {
   Snapshot serialize() const;
   void restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& bytes);
 
+  // Takes size() `values` as the parameters at `globalStep`, provided no gradient has gone into
+  // this shard yet: a ps that lost its checkpoint, given a worker's copy. The optimizer state
+  // stays as it starts (Adam's moments zero). Returns false, changing nothing, once a gradient
+  // has been applied or a copy adopted, so one run never holds two different shards.
+  bool adopt(std::uint64_t globalStep, const float* values);
+
  private:
   struct Request;
   struct Batch;
@@ -113,6 +119,9 @@ class Shard {
   void finishBatch(Batch& batch, Request* self);
   void completeSyncStep();
   StepResult resultLocked(bool applied, bool advanced, int averaged) const;
+  // Makes `params` the parameters at `globalStep` (the caller holds the mutex, no batch in
+  // flight). Answers already sent may still carry the old buffer: the new values come in their own.
+  void replaceLocked(std::shared_ptr<float> params, std::uint64_t globalStep);
 
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;

@@ -47,6 +47,10 @@ class UpdateRule {
   Answer push(std::uint32_t worker, std::uint64_t localStep, float loss, const float* gradient,
               std::uint64_t basedOn);
 
+  // `worker`'s copy of the shard at `globalStep`, offered to a ps that came back without its
+  // checkpoint: adopted if the shard has taken no gradient yet (Shard::adopt), else ignored.
+  void adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values);
+
   // Applies no push from now on and releases those waiting at the sync barrier.
   void stop() { shard_.close(); }
 
