@@ -94,8 +94,9 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(push.loss == 0.25f);
   BOOST_TEST(push.batch == 7u);
 
-  auto params = decodeParams(encode(Params{99, true, false, 1234}));
+  auto params = decodeParams(encode(Params{99, true, false, 1234, true}));
   BOOST_TEST(params.serviceMicros == 1234u);
+  BOOST_TEST(params.held);
   BOOST_TEST(params.globalStep == 99u);
   BOOST_TEST(params.applied);
   BOOST_TEST(!params.done);
