@@ -11,6 +11,8 @@
 # a push (global steps between the parameters its gradient was computed on and its own: mean and
 # the 99th percentile's histogram bucket). Medians of REPEATS runs, the configurations interleaved.
 # Run by hand on a quiet machine:  tests/bench/time_to_accuracy.sh [REPEATS]   (default 3)
+# TTA_BASELINE=<another pstrain binary> adds its runs of the async configurations with 2 and 8
+# workers, interleaved with this build's ("before:" rows), for a change's before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 repeats="${1:-3}"
@@ -29,8 +31,10 @@ run() {
   local name=$1 repeat=$2 workers=$3 batch=$4
   shift 4
   local dir="$work/$name.$repeat"
+  local binary="$bin"
+  if [ "${name#before-}" != "$name" ]; then binary="$TTA_BASELINE"; fi
   date +%s.%N >"$dir.start"
-  "$bin" local --ps 2 --workers "$workers" --hidden-units 128 --learning-rate 0.001 \
+  "$binary" local --ps 2 --workers "$workers" --hidden-units 128 --learning-rate 0.001 \
     --batch-size "$batch" --train-steps "$steps" --eval-every-steps $(((100 + workers - 1) / workers)) \
     --log-every-steps 1000 --data-dir "$data" --log-dir "$dir" --summary-json "$dir.json" "$@" >/dev/null
 }
@@ -49,6 +53,9 @@ for r in $(seq "$repeats"); do
   for batch in 100 20; do
     for workers in 1 2 4 8; do
       run "b$batch-w$workers" "$r" "$workers" "$batch"
+      if [ -n "${TTA_BASELINE:-}" ] && [ "$workers" -ge 2 ] && [ "$workers" != 4 ]; then
+        run "before-b$batch-w$workers" "$r" "$workers" "$batch"
+      fi
     done
     run "b$batch-w8-unbounded" "$r" 8 "$batch" --concurrent-workers 0
   done

@@ -60,6 +60,10 @@ rows = [("b100-w1", "async, batch 100, 1 worker"), ("b100-w2", "async, batch 100
         ("b20-w4", "async, batch 20, 4 workers"), ("b20-w8", "async, batch 20, 8 workers"),
         ("b20-w8-unbounded", "  8 workers, no bound"),
         ("torch-w2", "PyTorch ps, batch 100, 2 workers"), ("torch-w8", "PyTorch ps, batch 100, 8 workers")]
+# TTA_BASELINE's runs, each after this build's row of the same configuration.
+rows = [row for name, label in rows for row in
+        [(name, label)] + ([("before-" + name, "  before: " + label.strip())]
+                           if name in ("b100-w2", "b100-w8", "b20-w2", "b20-w8") else [])]
 print(f"Time to accuracy: 2 ps, Fashion-MNIST, 784-128-10, Adam (lr 0.001), 6000 global steps; "
       f"medians of {repeats} interleaved runs")
 print(f"{'configuration':34} {'t(0.85)':>8} {'t(0.87)':>8} {'s(0.85)':>7} {'acc@3000':>8} "
@@ -91,5 +95,9 @@ print(f"8 workers / 2 workers, time to 0.85: {fmt(ratio('b100-w8', 'b100-w2'), '
       f"{fmt(ratio('b20-w8', 'b20-w2'), '{:.2f}')} at batch 20   (goal <= 1.25); "
       f"with no bound: {fmt(ratio('b100-w8-unbounded', 'b100-w2'), '{:.2f}')}, "
       f"{fmt(ratio('b20-w8-unbounded', 'b20-w2'), '{:.2f}')}")
+if "before-b100-w8" in table:
+    print(f"before: 8 workers / 2 workers, time to 0.85: "
+          f"{fmt(ratio('before-b100-w8', 'before-b100-w2'), '{:.2f}')} at batch 100, "
+          f"{fmt(ratio('before-b20-w8', 'before-b20-w2'), '{:.2f}')} at batch 20")
 print(f"PyTorch / pstrain, time to 0.85: {fmt(ratio('torch-w2', 'b100-w2'), '{:.2f}')} with 2 workers, "
       f"{fmt(ratio('torch-w8', 'b100-w8'), '{:.2f}')} with 8   (goal >= 3)")

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
 
 namespace pstrain::data {
@@ -101,6 +102,10 @@ std::vector<std::uint8_t> readRecords(IdxFile& file, size_t count, size_t record
   return kept;
 }
 
+void appendBigEndian32(std::string& out, std::uint32_t value) {
+  for (int shift = 24; shift >= 0; shift -= 8) out.push_back(char((value >> shift) & 0xff));
+}
+
 }  // namespace
 
 std::string findIdxFile(const std::string& dir, const std::string& name) {
@@ -153,6 +158,23 @@ Examples loadExamples(const std::string& imagesPath, const std::string& labelsPa
   examples.pixels = readRecords(imageFile, imageCount, examples.imageSize(), begin, end, "images");
   examples.count = end - begin;
   return examples;
+}
+
+void writeExamples(const Examples& examples, const std::string& imagesPath,
+                   const std::string& labelsPath) {
+  std::string labels;
+  appendBigEndian32(labels, kLabelMagic);
+  appendBigEndian32(labels, std::uint32_t(examples.count));
+  labels.append(examples.labels.begin(), examples.labels.end());
+  writeFileAtomically(labelsPath, labels);
+
+  std::string images;
+  appendBigEndian32(images, kImageMagic);
+  for (size_t value : {examples.count, examples.rows, examples.cols}) {
+    appendBigEndian32(images, std::uint32_t(value));
+  }
+  images.append(examples.pixels.begin(), examples.pixels.end());
+  writeFileAtomically(imagesPath, images);
 }
 
 }  // namespace pstrain::data

@@ -71,7 +71,7 @@ void Server::serve(net::Channel& channel) {
 
   // The step of the parameters this worker was sent last: its next gradient's.
   std::uint64_t sentStep = state.paramsStep;
-  // Inside the gate from an answer until the worker's next request.
+  // Inside the gate from an answer until the worker's request that ends its turn.
   StepGate::Place place(gate_);
   // Answers a pull or a push with the parameters after it, and how long the ps held it. An
   // answer that waited at the gate carries the parameters as they are when it goes.

@@ -26,8 +26,13 @@ bool StepGate::Place::enter() {
 }
 
 void StepGate::Place::leave() {
+  if (inside_ && ++steps_ >= gate_.turnSteps_) release();
+}
+
+void StepGate::Place::release() {
   if (!inside_) return;
   inside_ = false;
+  steps_ = 0;
   std::lock_guard<std::mutex> lock(gate_.mutex_);
   --gate_.inside_;
   if (gate_.waiting_.empty()) return;

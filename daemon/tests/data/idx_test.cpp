@@ -166,3 +166,33 @@ BOOST_AUTO_TEST_CASE(worker_slices_cover_the_training_set_once) {
   }
   BOOST_TEST(joined == all.labels);
 }
+
+BOOST_AUTO_TEST_CASE(a_plain_copy_holds_the_same_examples_and_class_names) {
+  TempDir gz;
+  writeSyntheticMnist(gz.path(), 30, 12, true);
+  writeFile(gz.file("classes.txt"), "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n");
+  TempDir copy;
+  writePlainCopy(gz.path(), copy.path());
+  const auto copied = findMnistFiles(copy.path());
+  BOOST_TEST(!isCompressed(copied));
+  BOOST_TEST(isCompressed(findMnistFiles(gz.path())));
+  const auto original = findMnistFiles(gz.path());
+  BOOST_TEST(loadTrainingSet(copied).pixels == loadTrainingSet(original).pixels);
+  BOOST_TEST(loadTrainingSet(copied).labels == loadTrainingSet(original).labels);
+  BOOST_TEST(loadTestSet(copied).pixels == loadTestSet(original).pixels);
+  BOOST_TEST(loadTestSet(copied).labels == loadTestSet(original).labels);
+  BOOST_TEST(readText(copy.file("classes.txt")) == readText(gz.file("classes.txt")));
+}
+
+BOOST_AUTO_TEST_CASE(a_fault_found_making_a_plain_copy_names_the_original_file) {
+  TempDir gz;
+  writeSyntheticMnist(gz.path(), 30, 12, true);
+  std::filesystem::resize_file(gz.file("train-images-idx3-ubyte.gz"), 200);
+  TempDir copy;
+  try {
+    writePlainCopy(gz.path(), copy.path());
+    BOOST_FAIL("expected a DataError");
+  } catch (const pstrain::DataError& e) {
+    BOOST_TEST(contains(e.what(), gz.file("train-images-idx3-ubyte.gz")));
+  }
+}

@@ -20,7 +20,7 @@ BOOST_AUTO_TEST_CASE(admits_up_to_its_capacity_without_waiting) {
 }
 
 BOOST_AUTO_TEST_CASE(a_place_beyond_capacity_waits_for_one_to_leave) {
-  StepGate gate(1);
+  StepGate gate(1, 1);
   StepGate::Place first(gate), second(gate);
   first.enter();
   std::atomic<bool> entered{false};
@@ -39,7 +39,7 @@ BOOST_AUTO_TEST_CASE(a_place_beyond_capacity_waits_for_one_to_leave) {
 }
 
 BOOST_AUTO_TEST_CASE(waiting_places_enter_in_the_order_they_came) {
-  StepGate gate(1);
+  StepGate gate(1, 1);
   StepGate::Place holder(gate);
   holder.enter();
   std::vector<std::unique_ptr<StepGate::Place>> places;
@@ -63,6 +63,38 @@ BOOST_AUTO_TEST_CASE(waiting_places_enter_in_the_order_they_came) {
   for (auto& t : threads) t.join();
   BOOST_TEST(order == (std::vector<int>{0, 1, 2, 3}), boost::test_tools::per_element());
   BOOST_TEST(gate.inside() == 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_place_keeps_its_place_for_its_turn) {
+  StepGate gate(1, 3);
+  StepGate::Place first(gate), second(gate);
+  first.enter();
+  std::atomic<bool> entered{false};
+  std::thread t([&] {
+    second.enter();
+    entered = true;
+  });
+  BOOST_REQUIRE(pstrain::testing::waitFor([&] { return gate.waiting() == 1; }, 5s));
+  first.leave();
+  first.leave();
+  // Two steps of a three-step turn: the first still holds the place, and enters again freely.
+  BOOST_TEST(!first.enter());
+  BOOST_TEST(gate.waiting() == 1);
+  BOOST_TEST(!entered.load());
+  first.leave();
+  t.join();
+  BOOST_TEST(gate.inside() == 1);
+  // Its turn over, the first waits behind the second's.
+  std::atomic<bool> back{false};
+  std::thread u([&] {
+    first.enter();
+    back = true;
+  });
+  BOOST_REQUIRE(pstrain::testing::waitFor([&] { return gate.waiting() == 1; }, 5s));
+  BOOST_TEST(!back.load());
+  for (int i = 0; i < 3; ++i) second.leave();
+  u.join();
+  BOOST_TEST(back.load());
 }
 
 BOOST_AUTO_TEST_CASE(opening_lets_every_waiting_place_in) {

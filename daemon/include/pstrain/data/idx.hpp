@@ -30,4 +30,9 @@ size_t countLabels(const std::string& labelsPath);
 Examples loadExamples(const std::string& imagesPath, const std::string& labelsPath, size_t begin,
                       size_t end);
 
+// Writes `examples` as a plain IDX3 image file and IDX1 label file, each to a temporary file
+// then renamed, so that a reader never sees half a file.
+void writeExamples(const Examples& examples, const std::string& imagesPath,
+                   const std::string& labelsPath);
+
 }  // namespace pstrain::data

@@ -24,4 +24,12 @@ Examples loadTrainingSlice(const MnistFiles& files, int index, int workers);
 Examples loadTrainingSet(const MnistFiles& files);
 Examples loadTestSet(const MnistFiles& files);
 
+// Whether any of the four files is gzip-compressed.
+bool isCompressed(const MnistFiles& files);
+
+// Writes the data set of `dir` to `copyDir` as plain IDX files, read and checked first (DataError
+// as loadExamples), with the class names file, if any: processes that read the copy inflate
+// nothing.
+void writePlainCopy(const std::string& dir, const std::string& copyDir);
+
 }  // namespace pstrain::data
