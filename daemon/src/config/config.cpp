@@ -234,7 +234,7 @@ const std::vector<Key>& keys() {
       {"concurrentWorkers",
        [](Config& c, const std::string& v) { c.concurrentWorkers = int(parseInt(v, 0, 100000)); },
        "asynchronous mode: at most this many workers compute at once, the others wait for "
-       "fresh parameters (0: all; pstrain local: its CPUs + 1)"},
+       "fresh parameters (0: all; pstrain local: its CPUs)"},
       {"logEverySteps",
        [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
        "progress line every N steps"},
