@@ -6,7 +6,8 @@
 
 namespace pstrain::observe {
 
-DownsampledSeries::DownsampledSeries(std::size_t capacity) : capacity_(std::max<std::size_t>(capacity, 2)) {}
+DownsampledSeries::DownsampledSeries(std::size_t capacity)
+    : capacity_(std::max<std::size_t>(capacity, 2)) {}
 
 void DownsampledSeries::add(const Point& point) {
   const bool onStride = added_++ % stride_ == 0;

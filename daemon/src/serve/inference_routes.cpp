@@ -127,7 +127,7 @@ bool inputsAsked(const std::string& query) {
   for (const auto& [key, value] : parameters) {
     if (key != "inputs" || (value != "true" && value != "false")) throw RequestError(400, usage);
   }
-  return parameters.back().second == "true";
+  return !parameters.empty() && parameters.back().second == "true";
 }
 
 // The prediction's JSON with "inputs": [[784 values 0-255], ...], each image as the model saw it.

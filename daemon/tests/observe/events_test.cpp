@@ -143,7 +143,9 @@ BOOST_AUTO_TEST_CASE(history_holds_the_whole_run_after_since_has_let_its_start_g
   Events events("worker", 0, "", 8, 16);
   for (std::uint64_t step = 1; step <= 100; ++step) {
     events.workerStep(step, step, 1.0f / float(step));
-    if (step % 50 == 0) events.accuracy(step, step, 0.5 + double(step) / 1000, 1.0e9 + double(step));
+    if (step % 50 == 0) {
+      events.accuracy(step, step, 0.5 + double(step) / 1000, 1.0e9 + double(step));
+    }
   }
   events.workerStep(101, 101, std::numeric_limits<float>::quiet_NaN());  // not known: no point
   // /events keeps the latest 8 only.
