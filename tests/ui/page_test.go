@@ -28,16 +28,16 @@ import (
 
 const fashionMnist = "/usr/share/datasets/fashion-mnist"
 
-// startLocal starts `pstrain local --keep-serving` and returns worker 0's page URL; the run is
-// stopped (SIGTERM to its PID, which stops its children) when the test ends.
-func startLocal(t *testing.T, trainSteps int) string {
+// startLocal starts `pstrain local --keep-serving` with `workers` workers and returns worker 0's
+// page URL; the run is stopped (SIGTERM to its PID, which stops its children) when the test ends.
+func startLocal(t *testing.T, workers, trainSteps int) string {
 	binary := os.Getenv("TEST_PSTRAIN_BINARY")
 	if binary == "" {
 		t.Fatal("TEST_PSTRAIN_BINARY must name the pstrain binary")
 	}
-	cmd := exec.Command(binary, "local", "--ps", "2", "--workers", "2", "--data-dir", fashionMnist,
-		"--train-steps", strconv.Itoa(trainSteps), "--eval-every-steps", "500",
-		"--log-dir", t.TempDir(), "--keep-serving")
+	cmd := exec.Command(binary, "local", "--ps", "2", "--workers", strconv.Itoa(workers),
+		"--data-dir", fashionMnist, "--train-steps", strconv.Itoa(trainSteps),
+		"--eval-every-steps", "500", "--log-dir", t.TempDir(), "--keep-serving")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +69,7 @@ func startLocal(t *testing.T, trainSteps int) string {
 	return ""
 }
 
-// waitUntil evaluates the JavaScript condition every 200 ms until it is true.
+// waitUntil evaluates the JavaScript condition every 50 ms until it is true.
 func waitUntil(ctx context.Context, t *testing.T, what, condition string, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -83,7 +83,7 @@ func waitUntil(ctx context.Context, t *testing.T, what, condition string, timeou
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not within %s", what, timeout)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -122,7 +122,7 @@ func drawStroke(ctx context.Context, t *testing.T, points [][2]float64) {
 	}
 }
 
-func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
+func artifactDir(t *testing.T) string {
 	artifacts := os.Getenv("TEST_UI_ARTIFACTS")
 	if artifacts == "" {
 		artifacts = t.TempDir()
@@ -130,20 +130,28 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 	if err := os.MkdirAll(artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return artifacts
+}
+
+// browser starts a headless chromium; it is stopped when the test ends.
+func browser(t *testing.T, timeout time.Duration) context.Context {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
 		t.Fatal("chromium is not installed (ci/install-deps.sh --ui installs it)")
 	}
-	url := startLocal(t, 15000)
-
 	options := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromium),
-		chromedp.NoSandbox, chromedp.WindowSize(1000, 1100))
-	allocator, cancel := chromedp.NewExecAllocator(context.Background(), options...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(allocator)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 4*time.Minute)
-	defer cancel()
+		chromedp.NoSandbox, chromedp.WindowSize(1000, 1400))
+	allocator, cancelAllocator := chromedp.NewExecAllocator(context.Background(), options...)
+	ctx, cancelBrowser := chromedp.NewContext(allocator)
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() { cancelTimeout(); cancelBrowser(); cancelAllocator() })
+	return ctx
+}
+
+func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
+	artifacts := artifactDir(t)
+	url := startLocal(t, 2, 15000)
+	ctx := browser(t, 6*time.Minute)
 
 	if err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatal(err)
@@ -182,16 +190,43 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 	})()`, 30*time.Second)
 	screenshot(ctx, t, artifacts, "training.png")
 
-	// Once the model exists the drawing pad appears; a "1" drawn as a pen would.
+	// Each worker's own rate, batch loss and when a ps last heard from it.
+	waitUntil(ctx, t, "each worker's steps/s, loss and last seen in the processes table", `(() => {
+		const rows = [...document.querySelectorAll("#processes tbody tr")]
+			.filter((r) => r.dataset.process.startsWith("worker "));
+		return rows.length === 2 &&
+			rows.every((r) => /[0-9]+ steps\/s, loss [0-9.]+, seen [0-9]+ s ago/.test(r.textContent));
+	})()`, 60*time.Second)
+
+	// Once the model exists the drawing pad appears, with the names of Fashion-MNIST's classes.
 	waitUntil(ctx, t, "the drawing pad (the model exists)",
-		`!document.getElementById("predictor").hidden`, 3*time.Minute)
+		`!document.getElementById("predictor").hidden`, 4*time.Minute)
+	var names []string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(
+		`[...document.querySelectorAll("#probabilities b")].map((b) => b.textContent)`, &names)); err != nil {
+		t.Fatal(err)
+	}
+	fashion := []string{"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
+		"Sneaker", "Bag", "Ankle boot"}
+	if strings.Join(names, ",") != strings.Join(fashion, ",") {
+		t.Errorf("the page names the classes %q; Fashion-MNIST's are %q", names, fashion)
+	}
+	var modelState string
+	if err := chromedp.Run(ctx, chromedp.Text("#modelState", &modelState)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(modelState, "digit") {
+		t.Errorf("the page asks for a digit of a Fashion-MNIST model: %q", modelState)
+	}
+
+	// A stroke drawn as a pen would.
 	var stroke [][2]float64
 	for y := 40.0; y <= 240; y += 10 {
 		stroke = append(stroke, [2]float64{140 + (y-140)*0.05, y})
 	}
 	drawStroke(ctx, t, stroke)
 	waitUntil(ctx, t, "a prediction on the page",
-		`/^[0-9]$/.test(document.getElementById("prediction").textContent) && document.getElementById("probabilities").children.length === 10`,
+		`document.getElementById("prediction").dataset.class !== undefined && document.getElementById("probabilities").children.length === 10`,
 		20*time.Second)
 	screenshot(ctx, t, artifacts, "prediction.png")
 
@@ -199,7 +234,7 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 	var shown string
 	var dataURL string
 	if err := chromedp.Run(ctx,
-		chromedp.Text("#prediction", &shown),
+		chromedp.Evaluate(`document.getElementById("prediction").dataset.class`, &shown),
 		chromedp.Evaluate(`document.getElementById("draw").toDataURL("image/png")`, &dataURL)); err != nil {
 		t.Fatal(err)
 	}
@@ -222,4 +257,7 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 		t.Errorf("the page shows class %s; /predict answers %d for the same drawing", shown, answer.Predictions[0])
 	}
 	t.Logf("the drawn stroke is class %s", shown)
+
+	uploadsAgreeWithJSON(ctx, t, url)
+	screenshot(ctx, t, artifacts, "upload.png")
 }

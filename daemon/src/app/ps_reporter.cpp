@@ -90,6 +90,7 @@ void PsReporter::pushApplied(std::uint64_t staleness) {
 void PsReporter::stepApplied(const Step& step) {
   auto logger = log::logger("ps");
   metrics_.recordStep(step.globalStep, step.loss);
+  metrics_.workers.lossOf(step.worker, step.loss);
   if (step.syncWorkers > 0 && step.averaged < step.syncWorkers) {
     logger->warn("PS {}: global step {} averaged {} of {} workers' gradients: the others did not "
                  "come within {} ms",

@@ -22,10 +22,13 @@ std::string stateName(State state) {
   return "unknown";
 }
 
-Events::Events(std::string role, int index, const std::string& path, size_t capacity)
+Events::Events(std::string role, int index, const std::string& path, size_t capacity,
+               size_t curvePoints)
     : identity_(fmt::format("\"role\":{},\"index\":{}", Poco::toJSON(role), index)),
       capacity_(capacity),
-      file_(path.empty() ? nullptr : log::recordFile(path)) {}
+      file_(path.empty() ? nullptr : log::recordFile(path)),
+      loss_(curvePoints),
+      accuracy_(curvePoints) {}
 
 Events::~Events() {
   if (!file_) return;
@@ -46,8 +49,10 @@ Events::Field Events::text(const char* key, const std::string& value) {
   return {key, Poco::toJSON(value)};
 }
 
-void Events::record(const char* event, std::initializer_list<Field> fields, bool urgent) {
-  std::string line = fmt::format("{{\"time\":{:.3f},{},\"event\":\"{}\"", unixTime(), identity_,
+void Events::record(const char* event, std::initializer_list<Field> fields, bool urgent,
+                    std::optional<CurvePoint> point) {
+  const double time = unixTime();
+  std::string line = fmt::format("{{\"time\":{:.3f},{},\"event\":\"{}\"", time, identity_,
                                  event);
   for (const auto& field : fields) line += fmt::format(",\"{}\":{}", field.key, field.json);
   line += '}';
@@ -56,6 +61,9 @@ void Events::record(const char* event, std::initializer_list<Field> fields, bool
   recent_.push_back(std::move(line));
   if (recent_.size() > capacity_) recent_.pop_front();
   ++last_;
+  if (point && std::isfinite(point->value)) {
+    (this->*(point->series)).add({point->step, point->time.value_or(time), point->value});
+  }
 }
 
 void Events::started(const std::string& version, long pid, const std::string& blasCore,
@@ -74,7 +82,7 @@ void Events::step(std::uint64_t globalStep, float loss, std::uint32_t worker,
   record("step",
          {integer("step", globalStep), number("loss", double(loss)), integer("worker", worker),
           integer("localStep", localStep), number("staleness", staleness)},
-         false);
+         false, CurvePoint{&Events::loss_, globalStep, double(loss)});
 }
 
 void Events::staleness(std::uint64_t pushes, double mean, double p99) {
@@ -85,13 +93,15 @@ void Events::workerStep(std::uint64_t localStep, std::uint64_t globalStep, float
   record("step",
          {integer("localStep", localStep), integer("step", globalStep),
           number("loss", double(loss))},
-         false);
+         false, CurvePoint{&Events::loss_, globalStep, double(loss)});
 }
 
 void Events::accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                       double takenAt) {
-  record("accuracy", {integer("localStep", localStep), integer("step", globalStep),
-                      number("accuracy", accuracy), number("takenAt", takenAt)});
+  record("accuracy",
+         {integer("localStep", localStep), integer("step", globalStep),
+          number("accuracy", accuracy), number("takenAt", takenAt)},
+         true, CurvePoint{&Events::accuracy_, globalStep, accuracy, takenAt});
 }
 
 void Events::averaged(std::uint64_t globalStep, int averaged, int workers) {
@@ -159,6 +169,12 @@ std::string Events::since(std::uint64_t after) const {
     body += recent_[size_t(seq - first)];
   }
   return body + "]}";
+}
+
+std::string Events::history() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return fmt::format("{{\"next\":{},\"loss\":{},\"accuracy\":{}}}", last_, loss_.json(),
+                     accuracy_.json());
 }
 
 std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path) {

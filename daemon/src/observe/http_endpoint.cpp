@@ -101,6 +101,15 @@ std::string readBody(Poco::Net::HTTPServerRequest& request) {
   return body;
 }
 
+std::string pathOf(const Poco::Net::HTTPServerRequest& request) {
+  return request.getURI().substr(0, request.getURI().find('?'));
+}
+
+std::string queryOf(const Poco::Net::HTTPServerRequest& request) {
+  const auto mark = request.getURI().find('?');
+  return mark == std::string::npos ? "" : request.getURI().substr(mark + 1);
+}
+
 class Handler : public Poco::Net::HTTPRequestHandler {
  public:
   Handler(const Metrics* metrics, const serve::ModelSlot* model, serve::InferenceRoutes* routes,
@@ -120,7 +129,11 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     response.setStatusAndReason(HTTPResponse::HTTPStatus(answer.status));
     response.setContentType(answer.type);
     response.set("Cache-Control", "no-store");
-    if (!corsOrigin_->empty()) {
+    if (pathOf(request) == "/history") {
+      // Another run's page overlays this curve (its ?compare=): read-only numbers, no
+      // credentials, so any origin may read them.
+      response.set("Access-Control-Allow-Origin", "*");
+    } else if (!corsOrigin_->empty()) {
       response.set("Access-Control-Allow-Origin", *corsOrigin_);
       response.set("Vary", "Origin");
       if (request.getMethod() == "OPTIONS") {  // a preflight, before a browser's POST
@@ -139,7 +152,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
 
  private:
   Answer route(Poco::Net::HTTPServerRequest& request) {
-    const std::string path = request.getURI().substr(0, request.getURI().find('?'));
+    const std::string path = pathOf(request);
     if (request.getMethod() == "OPTIONS" && !corsOrigin_->empty()) {
       return {HTTPResponse::HTTP_NO_CONTENT, "text/plain", ""};
     }
@@ -149,7 +162,8 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return body;
     };
     if (auto answer =
-            routes_->answer(request.getMethod(), path, request.getContentType(), readBody)) {
+            routes_->answer(request.getMethod(), path, queryOf(request), request.getContentType(),
+                            readBody)) {
       return *answer;
     }
     if (request.getMethod() != "GET" && request.getMethod() != "HEAD") {
@@ -175,6 +189,12 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
       return json(HTTPResponse::HTTP_OK, metrics_->events().since(*after));
     }
+    if (path == "/history" && metrics_) {
+      if (request.getURI().find('?') != std::string::npos) {
+        throw RequestError(400, "/history takes no query parameters");
+      }
+      return json(HTTPResponse::HTTP_OK, metrics_->events().history());
+    }
     if (path == "/cluster" && metrics_ && metrics_->role() == Role::kWorker) return cluster();
     throw RequestError(404, notFound());
   }
@@ -183,7 +203,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
   // it holds a model slot.
   std::string notFound() const {
     std::string routes = "/, /healthz, /readyz, /metrics, /status";
-    if (metrics_) routes += ", /events";
+    if (metrics_) routes += ", /events, /history";
     if (metrics_ && metrics_->role() == Role::kWorker) routes += ", /cluster";
     if (model_) {
       routes += ", /model, POST /predict, /v2/health/ready, /v2/models/" + routes_->modelName() +

@@ -9,11 +9,19 @@ void WorkerRoster::joined(std::uint32_t worker) {
   auto& w = workers_[worker];
   ++w.connections;
   w.finished = false;  // a worker that comes back trains again
+  w.seen = std::chrono::steady_clock::now();
 }
 
 void WorkerRoster::stepped(std::uint32_t worker, std::uint64_t localStep) {
   std::lock_guard<std::mutex> lock(mutex_);
-  workers_[worker].localStep = localStep;
+  auto& w = workers_[worker];
+  w.localStep = localStep;
+  w.seen = std::chrono::steady_clock::now();
+}
+
+void WorkerRoster::lossOf(std::uint32_t worker, float loss) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!std::isnan(loss)) workers_[worker].loss = loss;
 }
 
 void WorkerRoster::finished(std::uint32_t worker, std::uint64_t localSteps) {
@@ -21,6 +29,7 @@ void WorkerRoster::finished(std::uint32_t worker, std::uint64_t localSteps) {
   auto& w = workers_[worker];
   w.finished = true;
   w.localStep = localSteps;
+  w.seen = std::chrono::steady_clock::now();
 }
 
 void WorkerRoster::left(std::uint32_t worker) {
@@ -30,12 +39,15 @@ void WorkerRoster::left(std::uint32_t worker) {
 
 Poco::JSON::Array WorkerRoster::json() const {
   std::lock_guard<std::mutex> lock(mutex_);
+  const auto now = std::chrono::steady_clock::now();
   Poco::JSON::Array array;
   for (const auto& [index, w] : workers_) {
     Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
     entry.set("index", index);
     entry.set("state", w.finished ? "finished" : w.connections > 0 ? "training" : "disconnected");
     entry.set("local_step", w.localStep);
+    if (!std::isnan(w.loss)) entry.set("loss", double(w.loss));
+    entry.set("seconds_since_seen", std::chrono::duration<double>(now - w.seen).count());
     array.add(entry);
   }
   return array;

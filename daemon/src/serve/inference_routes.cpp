@@ -2,8 +2,10 @@
 
 #include <Poco/JSON/Array.h>
 #include <Poco/JSON/Object.h>
+#include <Poco/URI.h>
 
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <sstream>
 
@@ -108,6 +110,39 @@ std::string modelInfoJson(const Predictor& model, const std::string& name) {
   return stringify(out);
 }
 
+// Whether /predict's query asks for the inputs: "inputs=true"; nothing else is taken.
+bool inputsAsked(const std::string& query) {
+  const std::string usage =
+      "/predict takes one query parameter, inputs=true: the answer then holds the 28x28 inputs "
+      "the model saw";
+  if (query.empty()) return false;
+  Poco::URI uri;
+  Poco::URI::QueryParameters parameters;
+  try {
+    uri.setRawQuery(query);
+    parameters = uri.getQueryParameters();
+  } catch (const Poco::SyntaxException&) {
+    throw RequestError(400, usage);
+  }
+  for (const auto& [key, value] : parameters) {
+    if (key != "inputs" || (value != "true" && value != "false")) throw RequestError(400, usage);
+  }
+  return !parameters.empty() && parameters.back().second == "true";
+}
+
+// The prediction's JSON with "inputs": [[784 values 0-255], ...], each image as the model saw it.
+std::string withInputs(const std::string& prediction, const arma::fmat& inputs) {
+  std::string out = prediction.substr(0, prediction.size() - 1) + ",\"inputs\":[";
+  for (arma::uword image = 0; image < inputs.n_cols; ++image) {
+    out += image ? ",[" : "[";
+    for (arma::uword k = 0; k < inputs.n_rows; ++k) {
+      out += (k ? "," : "") + std::to_string(std::lround(inputs(k, image) * 255));
+    }
+    out += "]";
+  }
+  return out + "]}";
+}
+
 }  // namespace
 
 std::shared_ptr<Predictor> InferenceRoutes::predictor() const {
@@ -118,6 +153,7 @@ std::shared_ptr<Predictor> InferenceRoutes::predictor() const {
 }
 
 std::optional<HttpReply> InferenceRoutes::answer(const std::string& method, const std::string& path,
+                                                 const std::string& query,
                                                  const std::string& contentType,
                                                  const std::function<std::string()>& readBody) {
   auto found = match(path);
@@ -125,7 +161,7 @@ std::optional<HttpReply> InferenceRoutes::answer(const std::string& method, cons
   const auto start = std::chrono::steady_clock::now();
   HttpReply reply;
   try {
-    reply = route(*found, method, contentType, readBody);
+    reply = route(*found, method, query, contentType, readBody);
   } catch (const RequestError& e) {
     reply = errorReply(e.status(), e.what());
   }
@@ -135,7 +171,7 @@ std::optional<HttpReply> InferenceRoutes::answer(const std::string& method, cons
 }
 
 HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
-                                 const std::string& contentType,
+                                 const std::string& query, const std::string& contentType,
                                  const std::function<std::string()>& readBody) const {
   if (route.post ? method != "POST" : method != "GET" && method != "HEAD") {
     throw RequestError(405, std::string(route.post ? "POST" : "GET") + " " + route.pattern +
@@ -156,12 +192,13 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
     case Endpoint::kPredict: {
       // The request is checked first, so a client learns what is wrong with it even while the
       // model is still training; a PNG is checked as an image until the model says otherwise.
+      const bool showInputs = inputsAsked(query);
       auto inputs =
           parsePredictBody(readBody(), contentType,
                            current ? current->dataSet().pictures : data::PictureKind::kImage);
       auto model = predictor();
-      return jsonReply(
-          200, Prediction(model->probabilities(inputs), model->dataSet().classes).columns());
+      auto answer = Prediction(model->probabilities(inputs), model->dataSet().classes).columns();
+      return jsonReply(200, showInputs ? withInputs(answer, inputs) : answer);
     }
     case Endpoint::kModel:
       return jsonReply(200, modelInfoJson(*predictor(), modelName_));

@@ -111,6 +111,17 @@ BOOST_AUTO_TEST_CASE(probes_and_metrics_follow_a_live_cluster) {
              list->getObject(unsigned(list->size() - 1))->getValue<double>("time"));
   BOOST_TEST(httpGet(psHttp, "/events?after=soon").status == 400);
 
+  // /history: the whole run's loss curve so far, from its first step, and where /events goes on.
+  auto history = parseObject(httpGet(psHttp, "/history").body);
+  BOOST_TEST(history->getValue<std::uint64_t>("next") >= next);
+  auto loss = history->getArray("loss");
+  BOOST_REQUIRE(loss->size() > 0u);
+  BOOST_TEST(loss->getArray(0)->getElement<std::uint64_t>(0) <= 10u);
+  auto refused = httpGet(psHttp, "/history?points=10");
+  BOOST_TEST(refused.status == 400);
+  BOOST_TEST(parseObject(refused.body)->getValue<std::string>("error") ==
+             "/history takes no query parameters");
+
   auto samples = parsePrometheus(httpGet(psHttp, "/metrics").body);
   BOOST_TEST(samples.at("pstrain_received_bytes_total{" + psLabels + "}") > 0);
   BOOST_TEST(samples.at("pstrain_push_seconds_count{" + psLabels + "}") > 0);

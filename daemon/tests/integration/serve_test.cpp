@@ -213,6 +213,13 @@ BOOST_AUTO_TEST_CASE(refusals_are_json_with_their_reason_phrase_and_serve_has_me
                              false);
   BOOST_TEST(notJson.rfind("HTTP/1.1 400 Bad Request\r\n", 0) == 0, notJson);
 
+  auto badQuery = httpPost(serve.port, "/predict?inputs=maybe", "{\"images\":[]}");
+  BOOST_TEST(badQuery.status == 400);
+  BOOST_TEST(errorOf(badQuery) ==
+                 "/predict takes one query parameter, inputs=true: the answer then holds the "
+                 "28x28 inputs the model saw",
+             badQuery.body);
+
   auto missing = httpGet(serve.port, "/nowhere");
   BOOST_TEST(missing.status == 404);
   BOOST_TEST(errorOf(missing).rfind("not found: try /, /healthz, /readyz, /metrics", 0) == 0,
@@ -220,10 +227,10 @@ BOOST_AUTO_TEST_CASE(refusals_are_json_with_their_reason_phrase_and_serve_has_me
   auto metrics = httpGet(serve.port, "/metrics");  // which that message lists
   BOOST_TEST(metrics.status == 200);
   BOOST_TEST(
-      contains(metrics.body, "pstrain_inference_requests_total{code=\"400\",route=\"/predict\"} 2"),
+      contains(metrics.body, "pstrain_inference_requests_total{code=\"400\",route=\"/predict\"} 3"),
       metrics.body);
   BOOST_TEST(contains(metrics.body,
-                      "pstrain_inference_request_duration_seconds_count{route=\"/predict\"} 2"),
+                      "pstrain_inference_request_duration_seconds_count{route=\"/predict\"} 3"),
              metrics.body);
 }
 
@@ -259,6 +266,16 @@ BOOST_AUTO_TEST_CASE(png_images_of_the_test_set_are_classified_as_their_json_twi
     BOOST_REQUIRE_MESSAGE(answer.status == 200, answer.body);
     auto asPng = parseObject(answer.body)->getArray("predictions")->getElement<int>(0);
     if (asPng == asJson->getElement<int>(unsigned(i))) ++agree;
+  }
+  // The inputs the model saw, on request: the picture's own pixels.
+  auto shown = parseObject(httpPost(serve.port, "/predict?inputs=true",
+                                    imagePng(test.pixels.data()), "image/png")
+                               .body)
+                   ->getArray("inputs")
+                   ->getArray(0);
+  BOOST_REQUIRE(shown->size() == 784u);
+  for (unsigned k = 0; k < 784; ++k) {
+    BOOST_TEST(shown->getElement<int>(k) == int(test.pixels[k]), "pixel " << k);
   }
   BOOST_TEST_MESSAGE("PNG and JSON agree on " << agree << " of " << kImages);
   BOOST_TEST(agree == kImages);  // a 28x28 picture of the data set is taken as it is

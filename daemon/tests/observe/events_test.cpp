@@ -138,3 +138,30 @@ BOOST_AUTO_TEST_CASE(metrics_records_each_change_of_state_once) {
   }
   BOOST_TEST(states == (std::vector<std::string>{"waiting", "training", "completed"}));
 }
+
+BOOST_AUTO_TEST_CASE(history_holds_the_whole_run_after_since_has_let_its_start_go) {
+  Events events("worker", 0, "", 8, 16);
+  for (std::uint64_t step = 1; step <= 100; ++step) {
+    events.workerStep(step, step, 1.0f / float(step));
+    if (step % 50 == 0) {
+      events.accuracy(step, step, 0.5 + double(step) / 1000, 1.0e9 + double(step));
+    }
+  }
+  events.workerStep(101, 101, std::numeric_limits<float>::quiet_NaN());  // not known: no point
+  // /events keeps the latest 8 only.
+  auto recent = parseObject(events.since(0))->getArray("events");
+  BOOST_TEST(recent->getObject(0)->getValue<std::uint64_t>("step") > 90u);
+
+  auto history = parseObject(events.history());
+  BOOST_TEST(history->getValue<std::uint64_t>("next") == 103u);
+  auto loss = history->getArray("loss");
+  BOOST_TEST(loss->size() <= 17u);
+  BOOST_TEST(loss->getArray(0)->getElement<std::uint64_t>(0) == 1u);
+  BOOST_TEST(loss->getArray(0)->getElement<double>(2) == 1.0);
+  BOOST_TEST(loss->getArray(unsigned(loss->size() - 1))->getElement<std::uint64_t>(0) == 100u);
+  auto accuracy = history->getArray("accuracy");
+  BOOST_REQUIRE(accuracy->size() == 2u);
+  BOOST_TEST(accuracy->getArray(1)->getElement<std::uint64_t>(0) == 100u);
+  BOOST_TEST(accuracy->getArray(1)->getElement<double>(1) == 1.0e9 + 100);  // when taken
+  BOOST_TEST(accuracy->getArray(1)->getElement<double>(2) == 0.6);
+}

@@ -140,3 +140,19 @@ BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
   auto json = pstrain::testing::parseObject(worker.statusJson());
   BOOST_TEST(!json->has("workers"));
 }
+
+BOOST_AUTO_TEST_CASE(a_ps_status_tells_each_workers_loss_and_when_it_was_last_heard_from) {
+  Events events("ps", 0);
+  Metrics metrics(Role::kPs, 0, 100, events);
+  metrics.workers.joined(0);
+  metrics.workers.joined(1);
+  metrics.workers.stepped(0, 5);
+  metrics.workers.lossOf(0, 0.25f);
+  metrics.workers.lossOf(1, std::numeric_limits<float>::quiet_NaN());
+  auto json = pstrain::testing::parseObject(metrics.statusJson());
+  auto first = json->getArray("workers")->getObject(0);
+  BOOST_TEST(first->getValue<double>("loss") == 0.25);
+  const double seen = first->getValue<double>("seconds_since_seen");
+  BOOST_TEST((seen >= 0 && seen < 5));
+  BOOST_TEST(!json->getArray("workers")->getObject(1)->has("loss"));  // not known yet
+}

@@ -12,6 +12,8 @@
 
 #include <spdlog/logger.h>
 
+#include "pstrain/observe/downsampled_series.hpp"
+
 namespace pstrain::observe {
 
 // The file each process writes in its log dir.
@@ -29,8 +31,10 @@ std::string stateName(State state);
 class Events {
  public:
   // `role`: "ps", "worker", "local" or "serve". `path`: the file to append to, or "" for
-  // memory only. Keeps the latest `capacity` events for since().
-  Events(std::string role, int index, const std::string& path = "", size_t capacity = 8192);
+  // memory only. Keeps the latest `capacity` events for since(), and up to `curvePoints` of
+  // each curve of the whole run for history().
+  Events(std::string role, int index, const std::string& path = "", size_t capacity = 8192,
+         size_t curvePoints = 1000);
   // Writes out what the file has not yet received.
   ~Events();
 
@@ -81,6 +85,11 @@ class Events {
   // {"next": M, "events": [...]}, M the number to ask after next time. An `after` beyond the
   // newest (asked of a process since restarted) gets every event kept.
   std::string since(std::uint64_t after) const;
+  // The whole run's loss and accuracy curves, downsampled, as the body of GET /history:
+  // {"next": M, "loss": [[step, time, loss], ...], "accuracy": [[step, time, accuracy], ...]},
+  // M the sequence number of the newest event they include, to ask /events after for what is
+  // newer. Loss comes from step events, accuracy from accuracy events (time: `takenAt`).
+  std::string history() const;
 
  private:
   struct Field {
@@ -90,8 +99,16 @@ class Events {
   static Field number(const char* key, double value);
   static Field integer(const char* key, std::uint64_t value);
   static Field text(const char* key, const std::string& value);
+  // A point an event adds to a curve of history(); its time is the event's unless given.
+  struct CurvePoint {
+    DownsampledSeries Events::*series;
+    std::uint64_t step;
+    double value;
+    std::optional<double> time = std::nullopt;
+  };
   // Steps are written out within a second, everything else at once, as deploy.log's lines.
-  void record(const char* event, std::initializer_list<Field> fields, bool urgent = true);
+  void record(const char* event, std::initializer_list<Field> fields, bool urgent = true,
+              std::optional<CurvePoint> point = std::nullopt);
 
   const std::string identity_;  // "role" and "index", as JSON members
   const size_t capacity_;
@@ -99,6 +116,8 @@ class Events {
   mutable std::mutex mutex_;
   std::deque<std::string> recent_;
   std::uint64_t last_ = 0;  // sequence number of the newest event
+  DownsampledSeries loss_;
+  DownsampledSeries accuracy_;
 };
 
 // The events of an events.jsonl file, in order. A line that is not a whole JSON object (the

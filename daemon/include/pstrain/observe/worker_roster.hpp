@@ -2,6 +2,8 @@
 
 #include <Poco/JSON/Array.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -9,17 +11,21 @@
 namespace pstrain::observe {
 
 // What a ps knows of each worker that has said hello: whether a connection of it is open,
-// whether it said it has finished, its last local step. For the ps's /status, which worker 0's
-// page gathers. Safe to use from every connection's thread.
+// whether it said it has finished, its last local step and batch loss, when it was last heard
+// from. For the ps's /status, which worker 0's page gathers. Safe to use from every
+// connection's thread.
 class WorkerRoster {
  public:
   void joined(std::uint32_t worker);
   void stepped(std::uint32_t worker, std::uint64_t localStep);
+  // The loss of the worker's batch that a global step applied.
+  void lossOf(std::uint32_t worker, float loss);
   void finished(std::uint32_t worker, std::uint64_t localSteps);
   void left(std::uint32_t worker);
 
-  // [{"index":0,"state":"training","local_step":12}, …] by index, the state one of training,
-  // finished or disconnected. Empty before the first hello.
+  // [{"index":0,"state":"training","local_step":12,"loss":0.5,"seconds_since_seen":0.1}, …] by
+  // index, the state one of training, finished or disconnected; loss absent until known.
+  // Empty before the first hello.
   Poco::JSON::Array json() const;
 
  private:
@@ -27,6 +33,8 @@ class WorkerRoster {
     int connections = 0;
     bool finished = false;
     std::uint64_t localStep = 0;
+    float loss = NAN;
+    std::chrono::steady_clock::time_point seen = std::chrono::steady_clock::now();
   };
   mutable std::mutex mutex_;
   std::map<std::uint32_t, Worker> workers_;

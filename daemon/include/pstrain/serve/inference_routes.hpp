@@ -11,7 +11,8 @@
 namespace pstrain::serve {
 
 // The model server's HTTP routes, for the model in a slot named `modelName`:
-//   POST /predict                            this project's own: JSON images or a PNG
+//   POST /predict[?inputs=true]              this project's own: JSON images or a PNG (and
+//                                            the inputs the model computed on)
 //   GET  /model                              layers, source, data set and class names
 //   GET  /v2, /v2/health/live, /v2/health/ready, /v2/models/{name}, /v2/models/{name}/ready,
 //   POST /v2/models/{name}/infer             the Open Inference Protocol (KServe v2)
@@ -22,10 +23,11 @@ class InferenceRoutes {
   InferenceRoutes(const ModelSlot* model, std::string modelName)
       : model_(model), modelName_(std::move(modelName)) {}
 
-  // The answer to `method` `path` if the path is one of these routes, else nullopt.
-  // `readBody` reads the request's body within the server's size and time limits.
+  // The answer to `method` `path` if the path is one of these routes, else nullopt. `query`:
+  // the URI's raw query, without '?'. `readBody` reads the request's body within the server's
+  // size and time limits.
   std::optional<HttpReply> answer(const std::string& method, const std::string& path,
-                                  const std::string& contentType,
+                                  const std::string& query, const std::string& contentType,
                                   const std::function<std::string()>& readBody);
 
   const RequestMetrics& metrics() const { return metrics_; }
@@ -34,7 +36,8 @@ class InferenceRoutes {
   struct Route;  // a path pattern and what answers it
 
  private:
-  HttpReply route(const Route& route, const std::string& method, const std::string& contentType,
+  HttpReply route(const Route& route, const std::string& method, const std::string& query,
+                  const std::string& contentType,
                   const std::function<std::string()>& readBody) const;
   std::shared_ptr<Predictor> predictor() const;
 
