@@ -244,7 +244,7 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
     if (settings.authKeyFile.empty()) {
       argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
     }
-    const bool readsCopy = !isPs && dataCopy && capacity > 0 && index >= capacity;
+    const bool readsCopy = !isPs && dataCopy && !settings.sync && capacity > 0 && index >= capacity;
     if (readsCopy) argv.insert(argv.end(), {"--data-dir", *dataCopy});
     children.push_back(Child{name, argv, dir, readsCopy, nullptr});
   }
@@ -312,7 +312,12 @@ void report(const Summary& summary, const config::Config& settings,
   logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
   std::vector<std::string> logs;
-  for (const auto& child : children) logs.push_back(child.dir + "/" + observe::kEventsFile);
+  for (const auto& child : children) {
+    // A worker that was to read the data set's copy has not started if the run ended first.
+    if (fs::exists(child.dir + "/" + observe::kEventsFile)) {
+      logs.push_back(child.dir + "/" + observe::kEventsFile);
+    }
+  }
   const std::string curvePath = settings.logDir + "/curve.svg";
   writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(logs)));
   logger->info("training curve: {}", curvePath);
