@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE in_process
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -161,6 +162,53 @@ BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
     BOOST_TEST(peersOf(cluster, w, "reconnected") == ps1);
     BOOST_TEST(peersOf(cluster, w, "connected").size() == 2u);
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_survives_a_ps_that_dies_again_while_it_pulls_after_reconnecting) {
+  InProcessCluster cluster(flags(2, 1, 2000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  cluster.startWorker(0);
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
+  cluster.stopPs(1);
+  // Back, but its connection breaks at the first pull it is sent: the one that follows the
+  // worker's reconnect.
+  std::atomic<bool> died{false};
+  cluster.startPs(1, [&](const net::Incoming& frame) {
+    if (frame.type == net::MessageType::kPull && !died.exchange(true)) {
+      throw UnreachableError("ps 1 dies while answering a pull");
+    }
+  });
+  BOOST_REQUIRE(waitFor([&] { return died.load(); }, std::chrono::seconds(10)));
+  cluster.stopPs(1);
+  cluster.startPs(1);
+  auto results = cluster.joinWorkers();  // throws if the worker gave up
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 2000u);
+  BOOST_TEST(results[0].globalStep == 2000u);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_reconnects_every_lost_ps_at_once) {
+  InProcessCluster cluster(flags(3, 1, 100));
+  for (int i = 0; i < 3; ++i) cluster.startPs(i);
+  auto worker = cluster.client(0);
+  worker->connect();
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0).applied);
+  cluster.stopPs(1);
+  cluster.stopPs(2);
+  cluster.startPs(2);  // ps 1 stays away for now
+  std::thread pushing([&] { worker->pushPull(ps::Gradient(gradient.data()), params.data(), 2, 0); });
+  // ps 2 has the worker back while ps 1 is still missing: ps 1 holds nobody up.
+  const bool ps2Back = waitFor(
+      [&] { return !eventsNamed(cluster.psMetrics(2), "connected").empty(); },
+      std::chrono::seconds(5));
+  cluster.startPs(1);
+  pushing.join();
+  BOOST_TEST(ps2Back);
+  BOOST_TEST(peersOf(cluster, 0, "reconnected").size() == 2u);
+  // Its push was lost with the ps that went away; the next is applied everywhere.
+  BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 3, 0).applied);
+  for (int i = 0; i < 3; ++i) BOOST_TEST(cluster.server(i).globalStep() >= 2u);
 }
 
 BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {

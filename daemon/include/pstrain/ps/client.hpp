@@ -74,9 +74,14 @@ class Client {
     AlignedVector<float> values;           // a push's values when they are not a dense slice
   };
 
-  // A channel to `endpoint` that serves the shard starting at `offset`.
-  Link open(const net::Endpoint& endpoint, size_t offset);
+  // A channel to `endpoint` that serves the shard starting at `offset`, once `then` (what the
+  // new channel must do first) has succeeded on it too: one attempt of the retry loop.
+  Link open(const net::Endpoint& endpoint, size_t offset,
+            const std::function<void(Link&)>& then = {});
+  // Opens `link` again and pulls its slice into `params`.
   void reconnect(Link& link, float* params);
+  // Reconnects every link that failed, all at once.
+  void reconnectLost(float* params);
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
             const Gradient* gradient);
