@@ -127,6 +127,8 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
   link.globalStep = answer.globalStep;
   link.done = answer.done;
   link.held = answer.held;
+  // ps 0 (whose shard starts the vector) divides the training set, so all workers hear one count.
+  if (link.shard.offset == 0) division_ = {answer.rank, answer.workers};
   exchange.held = exchange.held || answer.held;
   exchange.applied = exchange.applied || answer.applied;
   exchange.serviceSeconds = std::max(exchange.serviceSeconds, answer.serviceMicros * 1e-6);

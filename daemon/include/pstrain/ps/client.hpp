@@ -14,6 +14,7 @@
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/ps/client_observer.hpp"
+#include "pstrain/ps/membership.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
@@ -57,6 +58,10 @@ class Client {
   // Every ps has reached the last step.
   bool done() const;
 
+  // This worker's part of the training set as ps 0 last told it: its rank among the workers
+  // connected now, and their number ({0, 1} until told).
+  Membership::Division division() const { return division_; }
+
   // Tells every ps this worker has finished after `localSteps`, and closes the channels.
   void finish(std::uint64_t localSteps);
 
@@ -95,6 +100,7 @@ class Client {
   const net::Dialer dial_;
   ClientObserver& observer_;
   std::vector<Link> links_;
+  Membership::Division division_{0, 1};
 };
 
 }  // namespace pstrain::ps
