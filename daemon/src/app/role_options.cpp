@@ -20,10 +20,9 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.optimizer =
       ps::makeOptimizer(settings.optimizer, options.range.count, settings.learningRate);
   options.runId = config::runFingerprint(settings);
-  options.workers = settings.workers;
   options.ps = settings.ps;
   options.shard.trainSteps = std::uint64_t(settings.trainSteps);
-  options.shard.syncWorkers = settings.sync ? settings.workers : 0;
+  options.shard.sync = settings.sync;
   // ps 0 alone holds answers back, so every worker's place is decided in one spot.
   options.concurrentWorkers = index == 0 && !settings.sync ? std::max(settings.concurrentWorkers, 0) : 0;
   options.shard.syncTimeout =
@@ -34,8 +33,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.checkpointEverySeconds = settings.checkpointEverySeconds;
   options.description = std::string(settings.sync ? "sync" : "async") + ", " +
                         (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
-                        ", " + std::to_string(settings.trainSteps) + " train steps, " +
-                        std::to_string(settings.workers) + " workers";
+                        ", " + std::to_string(settings.trainSteps) + " train steps";
   return options;
 }
 

@@ -88,7 +88,8 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
-  auto train = data::loadTrainingSlice(files, placement.index, settings.workers);
+  // The whole set: which part of it this worker samples from follows the workers connected.
+  auto train = data::loadTrainingSet(files);
   std::optional<data::Examples> test;
   std::optional<data::DataSetInfo> dataSet;  // what worker 0 records in the model file
   if (chief) {
@@ -116,7 +117,7 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
     summary.trainingElapsedSeconds = result.elapsedSeconds;
     summary.elapsedSeconds = secondsSince(start);
     summary.ps = settings.ps;
-    summary.workers = settings.workers;
+    summary.workers = int(result.mostWorkers);
     summary.blasCore = blasCoreInUse();
     summary.runId = std::to_string(runId);
     if (result.localSteps > 0) {
@@ -166,10 +167,9 @@ int runDaemon(const std::vector<std::string>& args) {
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
   log::logger("app")->info(
-      "pstrain {}: {} {} of {} ps and {} workers; ps: {}; BLAS kernels: {}; BLAS threads: {}; "
-      "pid {}",
-      PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps,
-      settings.workers, peers, describeBlasCore(), blasThreads(), ::getpid());
+      "pstrain {}: {} {} of a run of {} ps; ps: {}; BLAS kernels: {}; BLAS threads: {}; pid {}",
+      PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps, peers,
+      describeBlasCore(), blasThreads(), ::getpid());
   events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse(), blasThreads());
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),

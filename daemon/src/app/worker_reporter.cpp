@@ -41,6 +41,14 @@ void WorkerReporter::reconnected(const net::Endpoint& ps, const net::Welcome& we
   metrics_.events().reconnected(psPeer(ps), globalStep);
 }
 
+void WorkerReporter::divided(std::uint32_t rank, std::uint32_t workers,
+                             const worker::Slice& slice, size_t total) {
+  log::logger("worker")->info(
+      "Worker {}: training on examples [{}, {}) of {}: part {} of {}, one for each worker connected",
+      index_, slice.begin, slice.end, total, rank, workers);
+  metrics_.events().divided(rank, workers, slice.begin, slice.end);
+}
+
 void WorkerReporter::training() { metrics_.setState(observe::State::kTraining); }
 
 void WorkerReporter::pulled(double seconds) { metrics_.pullSeconds().Observe(seconds); }

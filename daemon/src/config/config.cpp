@@ -138,7 +138,8 @@ struct Key {
   Kind kind;
   // For a key that shapes the run: its part of the run fingerprint ("batch=100"; "" when it
   // adds nothing). The parts, labels and formats are those fingerprints have always had, so
-  // runs started by earlier versions still resume.
+  // runs started by earlier versions still resume; but for the worker count, which left the
+  // fingerprint when workers became free to join and leave a run.
   Part shapesRun;
 };
 
@@ -165,8 +166,9 @@ const std::vector<Key>& keys() {
       {"ps", [](Config& c, const std::string& v) { c.ps = int(parseInt(v, 1, 1024)); },
        "number of parameter servers", Kind::kValue,
        [](const Config& c) { return part("ps", c.ps); }},
+      // Not part of the run: workers join and leave during one, each known by its index alone.
       {"workers", [](Config& c, const std::string& v) { c.workers = int(parseInt(v, 1, 4096)); },
-       "number of workers", Kind::kValue, [](const Config& c) { return part("workers", c.workers); }},
+       "number of workers `pstrain local` starts (others may join a run, and any may leave)"},
       {"psService", [](Config& c, const std::string& v) { c.psService = nonEmpty(v); },
        "headless Service of the ps pods (default: <prefix>-ps)"},
       {"psPort", [](Config& c, const std::string& v) { c.psPort = int(parseInt(v, 1, 65535)); },

@@ -117,12 +117,6 @@ std::string findIdxFile(const std::string& dir, const std::string& name) {
   throw DataError("data directory " + dir + " has neither " + name + " nor " + name + ".gz");
 }
 
-size_t countLabels(const std::string& labelsPath) {
-  IdxFile file(labelsPath);
-  file.expectMagic(kLabelMagic, "label");
-  return file.readBigEndian32("label count");
-}
-
 Examples loadExamples(const std::string& imagesPath, const std::string& labelsPath, size_t begin,
                       size_t end) {
   IdxFile labelFile(labelsPath);

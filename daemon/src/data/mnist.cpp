@@ -21,13 +21,6 @@ MnistFiles findMnistFiles(const std::string& dir) {
                     findIdxFile(dir, kTestImages), findIdxFile(dir, kTestLabels)};
 }
 
-Examples loadTrainingSlice(const MnistFiles& files, int index, int workers) {
-  size_t total = countLabels(files.trainLabels);
-  size_t begin = total * size_t(index) / size_t(workers);
-  size_t end = total * size_t(index + 1) / size_t(workers);
-  return loadExamples(files.trainImages, files.trainLabels, begin, end);
-}
-
 Examples loadTrainingSet(const MnistFiles& files) {
   return loadExamples(files.trainImages, files.trainLabels, 0,
                       std::numeric_limits<size_t>::max());

@@ -168,7 +168,7 @@ std::vector<std::uint8_t> encode(const Push& m) {
 std::vector<std::uint8_t> encode(const Params& m) {
   return fields([&](ByteWriter& w) {
     w.put(m.globalStep).put(std::uint8_t(m.applied)).put(std::uint8_t(m.done)).put(m.serviceMicros);
-    w.put(std::uint8_t(m.held));
+    w.put(std::uint8_t(m.held)).put(m.rank).put(m.workers);
   });
 }
 
@@ -243,7 +243,14 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
     auto applied = flagFromByte(r.get<std::uint8_t>());
     auto done = flagFromByte(r.get<std::uint8_t>());
     auto serviceMicros = r.get<std::uint32_t>();
-    return Params{globalStep, applied, done, serviceMicros, flagFromByte(r.get<std::uint8_t>())};
+    auto held = flagFromByte(r.get<std::uint8_t>());
+    auto rank = r.get<std::uint32_t>();
+    auto workers = r.get<std::uint32_t>();
+    if (rank >= workers) {
+      throw ProtocolError("params for part " + std::to_string(rank) + " of " +
+                          std::to_string(workers) + " of the training set");
+    }
+    return Params{globalStep, applied, done, serviceMicros, held, rank, workers};
   });
 }
 

@@ -109,6 +109,12 @@ void Events::averaged(std::uint64_t globalStep, int averaged, int workers) {
                       integer("workers", std::uint64_t(workers))});
 }
 
+void Events::divided(std::uint32_t rank, std::uint32_t workers, std::uint64_t first,
+                     std::uint64_t end) {
+  record("divided", {integer("rank", rank), integer("workers", workers), integer("first", first),
+                     integer("end", end)});
+}
+
 void Events::connected(const std::string& peer, std::uint64_t globalStep) {
   record("connected", {text("peer", peer), integer("step", globalStep)});
 }

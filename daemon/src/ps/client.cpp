@@ -1,6 +1,8 @@
 #include "pstrain/ps/client.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -12,14 +14,14 @@ namespace pstrain::ps {
 Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer)
     : options_(std::move(options)), dial_(std::move(dial)), observer_(observer) {}
 
-Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
+Client::Link Client::open(const net::Endpoint& endpoint, size_t offset,
+                          const std::function<void(Link&)>& then) {
   const auto maxPayload = std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
                                         options_.layout.parameterCount() * sizeof(float));
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(options_.peerTimeoutSeconds));
   Link link;
-  link.endpoint = endpoint;
   net::retryUntil(endpoint, deadline, [&] {
     auto channel = dial_(endpoint, maxPayload);
     // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
@@ -43,9 +45,13 @@ Client::Link Client::open(const net::Endpoint& endpoint, size_t offset) {
       throw ProtocolError("ps " + endpoint.toString() + " serves parameters beyond the model");
     }
     channel->setReceiveTimeout(options_.idleTimeoutSeconds);
-    link.channel = std::move(channel);
-    link.shard = welcome;
-    link.globalStep = welcome.globalStep;
+    Link made;
+    made.endpoint = endpoint;
+    made.channel = std::move(channel);
+    made.shard = welcome;
+    made.globalStep = welcome.globalStep;
+    if (then) then(made);
+    link = std::move(made);
   });
   return link;
 }
@@ -65,21 +71,50 @@ void Client::connect() {
 }
 
 void Client::reconnect(Link& link, float* params) {
-  observer_.lost(link.endpoint, link.failure);
   const auto known = link.globalStep;
-  link = open(link.endpoint, link.shard.offset);
-  // Back at step 0 where we knew it further on: it lost its checkpoint. Our copy of its shard is
-  // its parameters as of the last answer we had (or of one cut short, read partly); the ps
-  // adopts the first copy it is given, if it has applied nothing yet.
-  if (link.globalStep == 0 && known > 0) {
-    link.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{known}),
-                       params + link.shard.offset, link.shard.count);
+  const auto endpoint = link.endpoint;
+  // The pull belongs to the attempt: a ps that goes away again before it has answered is
+  // waited for once more, within the same deadline.
+  link = open(endpoint, link.shard.offset, [&](Link& made) {
+    // Back at step 0 where we knew it further on: it lost its checkpoint. Our copy of its shard
+    // is its parameters as of the last answer we had (or of one cut short, read partly); the ps
+    // adopts the first copy it is given, if it has applied nothing yet.
+    if (made.globalStep == 0 && known > 0) {
+      made.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{known}),
+                         params + made.shard.offset, made.shard.count);
+    }
+    // It may have gone back to its last checkpoint: its parameters replace ours.
+    made.channel->send(net::MessageType::kPull);
+    Exchange ignored;
+    receiveParams(made, params, ignored);
+  });
+}
+
+void Client::reconnectLost(float* params) {
+  std::vector<Link*> lost;
+  for (auto& link : links_) {
+    if (link.failure.empty()) continue;
+    observer_.lost(link.endpoint, link.failure);
+    lost.push_back(&link);
   }
-  // It may have gone back to its last checkpoint: its parameters replace ours.
-  link.channel->send(net::MessageType::kPull);
-  Exchange ignored;
-  receiveParams(link, params, ignored);
-  observer_.reconnected(link.endpoint, link.shard, link.globalStep);
+  // All at once, each into its own slice of `params`: a ps that stays away holds up none of
+  // the others.
+  std::vector<std::exception_ptr> errors(lost.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < lost.size(); ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        reconnect(*lost[i], params);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const auto& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
+  for (const auto* link : lost) observer_.reconnected(link->endpoint, link->shard, link->globalStep);
 }
 
 void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
@@ -92,6 +127,8 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
   link.globalStep = answer.globalStep;
   link.done = answer.done;
   link.held = answer.held;
+  // ps 0 (whose shard starts the vector) divides the training set, so all workers hear one count.
+  if (link.shard.offset == 0) division_ = {answer.rank, answer.workers};
   exchange.held = exchange.held || answer.held;
   exchange.applied = exchange.applied || answer.applied;
   exchange.serviceSeconds = std::max(exchange.serviceSeconds, answer.serviceMicros * 1e-6);
@@ -136,9 +173,7 @@ Client::Exchange Client::receiveAnswers(float* params) {
       link.failure = e.what();  // a ps that refuses or speaks nonsense is not cured by reconnecting
     }
   }
-  for (auto& link : links_) {
-    if (!link.failure.empty()) reconnect(link, params);
-  }
+  reconnectLost(params);
   exchange.globalStep = UINT64_MAX;
   for (const auto& link : links_) exchange.globalStep = std::min(exchange.globalStep, link.globalStep);
   return exchange;

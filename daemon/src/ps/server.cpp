@@ -24,6 +24,7 @@ Server::Server(ServerOptions options, ServerObserver& observer)
                      options_.runId, options_.range.offset},
                     rule_.shard(), observer),
       gate_(options_.concurrentWorkers),
+      members_([this](int connected) { rule_.shard().setWorkers(connected); }),
       gradients_(BufferPool::create(options_.range.count)) {
   const auto state = rule_.shard().state();
   if (state.globalStep > 0) {  // restored under way: the chief has been here before
@@ -61,13 +62,17 @@ void Server::serve(net::Channel& channel) {
                net::encode(net::Welcome{options_.range.offset, options_.range.count,
                                         state.globalStep, options_.shard.trainSteps,
                                         std::uint32_t(options_.httpPort)}));
-  // Joined until serve() returns, however it ends.
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
+  members_.join(worker);
+  // Joined until serve() returns, however it ends.
   struct Leaving {
-    ServerObserver& observer;
+    Server& server;
     std::uint32_t worker;
-    ~Leaving() { observer.workerLeft(worker); }
-  } leaving{observer_, worker};
+    ~Leaving() {
+      server.members_.leave(worker);
+      server.observer_.workerLeft(worker);
+    }
+  } leaving{*this, worker};
 
   // The step of the parameters this worker was sent last: its next gradient's.
   std::uint64_t sentStep = state.paramsStep;
@@ -86,9 +91,11 @@ void Server::serve(net::Channel& channel) {
     }
     sentStep = result.paramsStep;
     const double seconds = given.seconds + secondsSince(start);
+    const auto part = members_.divisionOf(worker);
     channel.send(net::MessageType::kParams,
                  net::encode(net::Params{result.globalStep, result.applied, result.done,
-                                         std::uint32_t(seconds * 1e6), held}),
+                                         std::uint32_t(seconds * 1e6), held, part.rank,
+                                         part.workers}),
                  result.params.get(), options_.range.count);
   };
   std::optional<PushEncoding> encoding;  // of this worker's latest push
@@ -149,10 +156,11 @@ void Server::serve(net::Channel& channel) {
 }
 
 void Server::admit(const net::Hello& hello) const {
-  if (hello.role != Role::kWorker || hello.index >= std::uint32_t(options_.workers)) {
+  // Any worker index: workers join and leave during a run (a StatefulSet scaled up), each
+  // known by its index alone.
+  if (hello.role != Role::kWorker) {
     throw ProtocolError("hello from " + roleName(hello.role) + " " +
-                        std::to_string(hello.index) + ": this run has workers 0 to " +
-                        std::to_string(options_.workers - 1));
+                        std::to_string(hello.index) + ": only workers connect to a ps");
   }
   // Shards are cut by the number of ps: a run keeps it from start to end (it is part of the run
   // id too; this says which setting differs, and what to do).

@@ -51,8 +51,7 @@ Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, O
       optimizer_(std::move(optimizer)),
       options_(options),
       buffers_(BufferPool::create(size_)),
-      gradientSum_(options.syncWorkers > 0 ? size_ : 0, 0.0f),
-      contributed_(size_t(std::max(options.syncWorkers, 0)), false) {
+      gradientSum_(options.sync ? size_ : 0, 0.0f) {
   auto params = buffers_->take();
   std::copy(initial.begin(), initial.end(), params.get());
   params_ = std::move(params);
@@ -60,12 +59,12 @@ Shard::Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, O
 
 Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged) const {
   return StepResult{globalStep_, applied, advanced, globalStep_ >= options_.trainSteps, averaged,
-                    nullptr};
+                    workers_, nullptr};
 }
 
 Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient,
                               std::uint64_t basedOn) {
-  if (options_.syncWorkers > 0) return pushSync(worker, gradient, basedOn);
+  if (options_.sync) return pushSync(worker, gradient, basedOn);
   return pushAsync(gradient, basedOn);
 }
 
@@ -178,29 +177,28 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
   auto over = [&] { return closed_ || globalStep_ >= options_.trainSteps; };
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
   // push waited here) gives it to the next step.
-  changed_.wait(lock, [&] { return over() || !contributed_.at(worker); });
+  changed_.wait(lock, [&] { return over() || contributed_.count(worker) == 0; });
   StepResult result = resultLocked(false, false, 0);
   if (!over()) {
     const float* __restrict g = gradient;
     float* __restrict sum = gradientSum_.data();
     for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
-    contributed_[worker] = true;
+    contributed_.insert(worker);
     const auto staleness = globalStep_ - std::min(basedOn, globalStep_);
     if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
     const auto step = globalStep_;
-    const int averaged = arrivals_;
-    if (arrivals_ == options_.syncWorkers) {
-      completeSyncStep();
-      result = resultLocked(true, true, averaged);
-    } else if (!changed_.wait_until(lock, stepDeadline_,
-                                    [&] { return closed_ || globalStep_ > step; })) {
-      // The deadline passed without the others: the step is taken with those that came, so a
-      // lost worker slows training down instead of stopping it.
+    // Every connected worker has given its gradient (fewer may be connected by now than when
+    // this one came), or the deadline passed without the others: the step is taken with those
+    // that came, so a lost worker slows training down instead of stopping it.
+    changed_.wait_until(lock, stepDeadline_, [&] {
+      return closed_ || globalStep_ > step || arrivals_ >= workers_;
+    });
+    if (closed_ || globalStep_ > step) {
+      result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
+    } else {
       const int came = arrivals_;
       completeSyncStep();
       result = resultLocked(true, true, came);
-    } else {
-      result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     }
     result.staleness = staleness;
   }
@@ -216,9 +214,15 @@ void Shard::completeSyncStep() {
   optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_);
   params_ = std::move(next);
   std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
-  std::fill(contributed_.begin(), contributed_.end(), false);
+  contributed_.clear();
   arrivals_ = 0;
   paramsStep_ = ++globalStep_;
+  changed_.notify_all();
+}
+
+void Shard::setWorkers(int connected) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  workers_ = connected;
   changed_.notify_all();
 }
 

@@ -50,7 +50,7 @@ void UpdateRule::advanced(const Shard::StepResult& result, std::uint64_t localSt
                           std::uint32_t worker) {
   const auto& shard = options_.shard;
   observer_.stepApplied({result.globalStep, loss, worker, localStep, result.averaged,
-                         shard.syncWorkers, std::int64_t(shard.syncTimeout.count()),
+                         shard.sync ? result.workers : 0, std::int64_t(shard.syncTimeout.count()),
                          result.done});
   if (result.done) {
     observer_.trainingCompleted(result.globalStep, secondsSince(startTime_));

@@ -23,6 +23,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   auto logger = log::logger("worker");
   const int index = options_.index;
   const bool chief = index == 0 && test != nullptr;
+  TrainingResult result;
   client_.connect();
   auto pull = [&] {
     const auto start = std::chrono::steady_clock::now();
@@ -31,18 +32,30 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     return exchange;
   };
   pull();
+  // The part of the training set this worker samples from: it changes as workers join and leave.
+  BatchSampler sampler(train.count, size_t(options_.batchSize),
+                       options_.seed + 1 + size_t(index));
+  ps::Membership::Division current{0, 0};  // none yet
+  auto divide = [&] {
+    const auto part = client_.division();
+    if (part == current) return;
+    current = part;
+    sampler.divide(part.rank, part.workers);
+    result.mostWorkers = std::max(result.mostWorkers, part.workers);
+    observer_.divided(part.rank, part.workers, sampler.slice(), train.count);
+  };
+  divide();
   observer_.training();
 
   model::Mlp mlp(layout_);
-  auto reportAccuracy = [&](const Evaluator::Result& result) {
-    observer_.evaluated(result.localStep, result.globalStep, result.accuracy, result.takenAt);
+  auto reportAccuracy = [&](const Evaluator::Result& evaluation) {
+    observer_.evaluated(evaluation.localStep, evaluation.globalStep, evaluation.accuracy,
+                        evaluation.takenAt);
   };
   // The chief's evaluations during training, off the training thread.
   std::optional<Evaluator> evaluator;
   if (chief) evaluator.emplace(layout_, *test, reportAccuracy);
 
-  BatchSampler sampler(train.count, size_t(options_.batchSize),
-                       options_.seed + 1 + size_t(index));
   std::vector<std::uint8_t> labels(size_t(options_.batchSize));
   AlignedVector<float> inputMemory(train.imageSize() * labels.size());
   arma::fmat inputs(inputMemory.data(), arma::uword(train.imageSize()), arma::uword(labels.size()),
@@ -51,7 +64,6 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   // leaves them as delta and input, and skips the outer product.
   const auto factored = ps::factoredLayers(layout_, labels.size());
   const auto gradient = ps::gradientOf(mlp, inputs, gradient_.data(), factored);
-  TrainingResult result;
   const auto start = std::chrono::steady_clock::now();
   const auto factoredLayers = std::count(factored.begin(), factored.end(), true);
   logger->info("Worker {}: training on {} examples, batch {}, until global step {}{}", index,
@@ -75,6 +87,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
   };
   std::uint64_t globalStep = 0;
   while (!client_.done()) {
+    divide();
     float loss = computeGradient();
     const auto exchangeStart = std::chrono::steady_clock::now();
     auto exchange =

@@ -63,6 +63,15 @@ BOOST_AUTO_TEST_CASE(places_a_pod_from_its_name) {
   BOOST_TEST(ps.ps[0].host == "mnist-ps-0.custom");
 }
 
+BOOST_AUTO_TEST_CASE(places_a_worker_beyond_the_configured_count) {
+  // A StatefulSet scaled up (kubectl scale) starts pods whose configuration counts fewer workers.
+  Config config;
+  config.workers = 2;
+  auto placement = place(config, "mnist-worker-3", "");
+  BOOST_TEST((placement.role == Role::kWorker));
+  BOOST_TEST(placement.index == 3);
+}
+
 BOOST_AUTO_TEST_CASE(flags_and_ps_hosts_place_a_process_outside_kubernetes) {
   Config config;
   config.ps = 2;
@@ -78,8 +87,7 @@ BOOST_AUTO_TEST_CASE(flags_and_ps_hosts_place_a_process_outside_kubernetes) {
 BOOST_AUTO_TEST_CASE(refuses_what_cannot_be_placed) {
   Config config;
   BOOST_CHECK_THROW(place(config, "laptop", ""), pstrain::ConfigError);
-  config.workers = 2;
-  BOOST_CHECK_THROW(place(config, "mnist-worker-2", ""), pstrain::ConfigError);
+  BOOST_CHECK_THROW(place(config, "mnist-ps-1", ""), pstrain::ConfigError);  // 1 ps
   config.role = Role::kWorker;
   config.index = 0;
   BOOST_CHECK_THROW(place(config, "laptop", ""), pstrain::ConfigError);  // no ps addresses

@@ -133,6 +133,8 @@ BOOST_AUTO_TEST_CASE(names_derive_from_keys) {
 BOOST_AUTO_TEST_CASE(run_fingerprint_changes_with_training_settings_only) {
   auto base = load({});
   auto same = load({{"--log-dir", "/elsewhere"}, {}});
+  auto moreWorkers = load({{"--workers", "4"}, {}});  // workers join and leave a run
+  BOOST_TEST(pstrain::config::runFingerprint(base) == pstrain::config::runFingerprint(moreWorkers));
   auto other = load({{"--learning-rate", "0.01"}, {}});
   BOOST_TEST(pstrain::config::runFingerprint(base) == pstrain::config::runFingerprint(same));
   BOOST_TEST(pstrain::config::runFingerprint(base) != pstrain::config::runFingerprint(other));
@@ -148,19 +150,22 @@ BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
   BOOST_TEST(runFingerprint(first) == runFingerprint(again));   // a restart resumes
   BOOST_TEST(runFingerprint(first) != runFingerprint(second));  // a new install does not
   BOOST_TEST(runFingerprint(first) != runFingerprint(none));
-  // No run id: the fingerprint of the settings alone, as before the key existed.
-  BOOST_TEST(runFingerprint(none) == 16662557294124125043ull);
+  // No run id: the fingerprint of the settings alone, as before the key existed (less the
+  // worker count, which left the fingerprint).
+  BOOST_TEST(runFingerprint(none) == 11782604761063308725ull);
 }
 
 // The fingerprint is derived from the keys that shape the run; its value is the one earlier
-// versions computed for the same settings, so their checkpoints and completion records resume.
+// versions computed for the same settings, so their checkpoints and completion records resume,
+// but for the worker count: it left the fingerprint when workers became free to join and leave
+// a run (7188401744538831407 with "workers=3" in it).
 BOOST_AUTO_TEST_CASE(run_fingerprint_is_that_of_earlier_versions) {
   auto settings = load({{"--ps", "2", "--workers", "3", "--train-steps", "3000", "--batch-size",
                          "50", "--learning-rate", "0.01", "--optimizer", "sgd", "--sync", "--seed",
                          "7", "--hidden-units", "256,64", "--run-id", "abc", "--log-every-steps",
                          "10", "--http-port", "1234"},
                         {}});
-  BOOST_TEST(pstrain::config::runFingerprint(settings) == 7188401744538831407ull);
+  BOOST_TEST(pstrain::config::runFingerprint(settings) == 7736809164331075331ull);
 }
 
 BOOST_AUTO_TEST_CASE(only_bool_flags_stand_alone) {

@@ -154,19 +154,6 @@ BOOST_AUTO_TEST_CASE(missing_directory_or_file_is_named) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(worker_slices_cover_the_training_set_once) {
-  TempDir dir;
-  writeSyntheticMnist(dir.path(), 101, 10, false);
-  auto files = findMnistFiles(dir.path());
-  auto all = loadTrainingSet(files);
-  std::vector<std::uint8_t> joined;
-  for (int w = 0; w < 3; ++w) {
-    auto slice = loadTrainingSlice(files, w, 3);
-    joined.insert(joined.end(), slice.labels.begin(), slice.labels.end());
-  }
-  BOOST_TEST(joined == all.labels);
-}
-
 BOOST_AUTO_TEST_CASE(a_plain_copy_holds_the_same_examples_and_class_names) {
   TempDir gz;
   writeSyntheticMnist(gz.path(), 30, 12, true);

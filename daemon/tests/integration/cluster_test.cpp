@@ -237,8 +237,9 @@ BOOST_AUTO_TEST_CASE(an_unexpected_failure_reaches_deploy_log_too) {
 
 BOOST_AUTO_TEST_CASE(role_comes_from_the_pod_name) {
   SyntheticCluster cluster;
-  auto result = runPstrain({"run", "--pod-name", "mnist-worker-3", "--workers", "2", "--data-dir",
+  // A ps beyond the run's ps is refused (a worker beyond the configured workers joins the run).
+  auto result = runPstrain({"run", "--pod-name", "mnist-ps-3", "--ps", "2", "--data-dir",
                             cluster.data.path(), "--log-dir", cluster.logs.path()},
                            30);
-  expectOneErrorLine(result, 2, "index 3 is out of range");
+  expectOneErrorLine(result, 2, "index 3 is out of range: there are 2 ps processes");
 }

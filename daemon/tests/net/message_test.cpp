@@ -94,12 +94,14 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(push.loss == 0.25f);
   BOOST_TEST(push.batch == 7u);
 
-  auto params = decodeParams(encode(Params{99, true, false, 1234, true}));
+  auto params = decodeParams(encode(Params{99, true, false, 1234, true, 2, 3}));
   BOOST_TEST(params.serviceMicros == 1234u);
   BOOST_TEST(params.held);
   BOOST_TEST(params.globalStep == 99u);
   BOOST_TEST(params.applied);
   BOOST_TEST(!params.done);
+  BOOST_TEST(params.rank == 2u);
+  BOOST_TEST(params.workers == 3u);
 
   auto status = decodeStatusReply(encode(StatusReply{Role::kPs, 1, 7, true}));
   BOOST_TEST((status.role == Role::kPs));
@@ -116,7 +118,7 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 5, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 6, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 41u);
@@ -125,14 +127,14 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPull) == 0u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 16u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 15u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 23u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
   BOOST_TEST(fixedFieldsSize(MessageType::kShardCopy) == 8u);
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
   BOOST_TEST(carriesValues(MessageType::kShardCopy));
-  BOOST_TEST(kProtocolVersion == 5u);
+  BOOST_TEST(kProtocolVersion == 6u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
@@ -149,8 +151,10 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
   auto badRole = hello;
   badRole[0] = 7;
   BOOST_CHECK_THROW(decodeHello(badRole), ProtocolError);
-  auto params = encode(Params{1, true, true, 0, true});
+  auto params = encode(Params{1, true, true, 0, true, 0, 1});
   params[9] = 2;
   BOOST_CHECK_THROW(decodeParams(params), ProtocolError);
+  // A part of the training set beyond the parts there are.
+  BOOST_CHECK_THROW(decodeParams(encode(Params{1, true, false, 0, false, 3, 3})), ProtocolError);
   BOOST_CHECK_THROW(decodeDone({}), ProtocolError);
 }

@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE in_process
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -11,6 +13,7 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/push_encoding.hpp"
+#include "pstrain/worker/batch_sampler.hpp"
 #include "support/idx_files.hpp"
 #include "support/in_process_cluster.hpp"
 #include "support/json.hpp"
@@ -163,6 +166,145 @@ BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_worker_survives_a_ps_that_dies_again_while_it_pulls_after_reconnecting) {
+  InProcessCluster cluster(flags(2, 1, 2000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  cluster.startWorker(0);
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
+  cluster.stopPs(1);
+  // Back, but its connection breaks at the first pull it is sent: the one that follows the
+  // worker's reconnect.
+  std::atomic<bool> died{false};
+  cluster.startPs(1, [&](const net::Incoming& frame) {
+    if (frame.type == net::MessageType::kPull && !died.exchange(true)) {
+      throw UnreachableError("ps 1 dies while answering a pull");
+    }
+  });
+  BOOST_REQUIRE(waitFor([&] { return died.load(); }, std::chrono::seconds(10)));
+  cluster.stopPs(1);
+  cluster.startPs(1);
+  auto results = cluster.joinWorkers();  // throws if the worker gave up
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 2000u);
+  BOOST_TEST(results[0].globalStep == 2000u);
+}
+
+BOOST_AUTO_TEST_CASE(a_worker_reconnects_every_lost_ps_at_once) {
+  InProcessCluster cluster(flags(3, 1, 100));
+  for (int i = 0; i < 3; ++i) cluster.startPs(i);
+  auto worker = cluster.client(0);
+  worker->connect();
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0).applied);
+  cluster.stopPs(1);
+  cluster.stopPs(2);
+  cluster.startPs(2);  // ps 1 stays away for now
+  std::thread pushing([&] { worker->pushPull(ps::Gradient(gradient.data()), params.data(), 2, 0); });
+  // ps 2 has the worker back while ps 1 is still missing: ps 1 holds nobody up.
+  const bool ps2Back = waitFor(
+      [&] { return !eventsNamed(cluster.psMetrics(2), "connected").empty(); },
+      std::chrono::seconds(5));
+  cluster.startPs(1);
+  pushing.join();
+  BOOST_TEST(ps2Back);
+  BOOST_TEST(peersOf(cluster, 0, "reconnected").size() == 2u);
+  // Its push was lost with the ps that went away; the next is applied everywhere.
+  BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 3, 0).applied);
+  for (int i = 0; i < 3; ++i) BOOST_TEST(cluster.server(i).globalStep() >= 2u);
+}
+
+namespace {
+
+// The part of the training set worker `index` was last told to sample from, and of how many.
+struct Part {
+  std::uint64_t first = 0, end = 0, workers = 0;
+};
+Part latestPart(InProcessCluster& cluster, int index) {
+  auto divided = eventsNamed(cluster.workerMetrics(index), "divided");
+  if (divided.empty()) return {};
+  const auto& e = divided.back();
+  return {e->getValue<std::uint64_t>("first"), e->getValue<std::uint64_t>("end"),
+          e->getValue<std::uint64_t>("workers")};
+}
+
+// Whether `parts`, in any order, cover [0, total) once.
+bool coverOnce(std::vector<Part> parts, std::uint64_t total) {
+  std::sort(parts.begin(), parts.end(),
+            [](const Part& a, const Part& b) { return a.first < b.first; });
+  std::uint64_t next = 0;
+  for (const auto& part : parts) {
+    if (part.first != next || part.end <= part.first) return false;
+    next = part.end;
+  }
+  return next == total;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
+  // Configured for 2 workers: worker 2, beyond that count, joins; worker 1 leaves.
+  InProcessCluster cluster(flags(2, 2, 5000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  cluster.startWorker(0);
+  auto worker1 = cluster.client(1);
+  worker1->connect();
+  std::vector<float> params(smallGradient(cluster).size());
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
+  cluster.startWorker(2);
+  // Three workers, each on its own third of the training set: together every example once.
+  const std::uint64_t total = cluster.trainingSet().count;
+  BOOST_REQUIRE(waitFor([&] { return latestPart(cluster, 0).workers == 3 &&
+                                     latestPart(cluster, 2).workers == 3; },
+                        std::chrono::seconds(10)));
+  worker1->pull(params.data());
+  const auto part1 = worker::partOf(total, worker1->division().rank, worker1->division().workers);
+  BOOST_TEST(worker1->division().workers == 3u);
+  BOOST_TEST(coverOnce({latestPart(cluster, 0), {part1.begin, part1.end, 3},
+                        latestPart(cluster, 2)}, total));
+  worker1.reset();  // worker 1 goes: its channels close
+  // Its share goes to the others.
+  BOOST_REQUIRE(waitFor([&] { return latestPart(cluster, 0).workers == 2 &&
+                                     latestPart(cluster, 2).workers == 2; },
+                        std::chrono::seconds(10)));
+  BOOST_TEST(coverOnce({latestPart(cluster, 0), latestPart(cluster, 2)}, total));
+  auto results = cluster.joinWorkers();
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 5000u);
+  BOOST_TEST(results[0].globalStep == 5000u);
+  BOOST_TEST(results[2].globalStep == 5000u);
+  BOOST_TEST(results[0].mostWorkers == 3u);
+  // Worker 2 started from the parameters of the run under way, not from the initial ones.
+  const auto joined = eventsNamed(cluster.workerMetrics(2), "connected");
+  BOOST_REQUIRE(!joined.empty());
+  BOOST_TEST(joined[0]->getValue<std::uint64_t>("step") >= 300u);
+  BOOST_TEST(results[2].localSteps > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave) {
+  // A sync step that waited for a worker gone would wait for the 30 s deadline.
+  InProcessCluster cluster(flags(1, 2, 400, {"--sync", "--sync-timeout-seconds", "30"}));
+  const auto start = std::chrono::steady_clock::now();
+  cluster.startPs(0);
+  cluster.startWorker(0);
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  {
+    auto worker1 = cluster.client(1);
+    worker1->connect();
+    for (std::uint64_t step = 1; step <= 5; ++step) {
+      BOOST_TEST(worker1->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
+    }
+  }  // worker 1 leaves
+  cluster.startWorker(2);  // beyond the configured 2 workers
+  auto results = cluster.joinWorkers();
+  BOOST_TEST(cluster.server(0).globalStep() == 400u);
+  BOOST_TEST(results[0].globalStep == 400u);
+  BOOST_TEST(results[2].globalStep == 400u);
+  BOOST_TEST(results[2].localSteps > 0u);
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(20)));
+  // No step was taken at the deadline, short of the workers connected.
+  BOOST_TEST(eventsNamed(cluster.psMetrics(0), "averaged").empty());
+}
+
 BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
   InProcessCluster cluster(flags(1, 2, 60, {"--sync", "--sync-timeout-seconds", "0.1"}));
   cluster.startPs(0);
@@ -202,6 +344,8 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
   cluster.startPs(0);
   auto worker0 = cluster.client(0);
   worker0->connect();
+  auto worker1 = cluster.client(1);  // connected, so waited for, but it never pushes
+  worker1->connect();
   auto gradient = smallGradient(cluster);
   std::vector<float> params(gradient.size());
   std::thread stopper([&] {

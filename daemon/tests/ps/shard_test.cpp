@@ -28,10 +28,12 @@ BOOST_AUTO_TEST_CASE(shard_ranges_tile_the_vector_evenly) {
 
 namespace {
 
-Shard::Options asyncSteps(std::uint64_t trainSteps) { return Shard::Options{trainSteps, 0, {}}; }
+Shard::Options asyncSteps(std::uint64_t trainSteps) {
+  return Shard::Options{trainSteps, false, {}};
+}
 
-Shard::Options syncSteps(std::uint64_t trainSteps, int workers, int timeoutMs = 30000) {
-  return Shard::Options{trainSteps, workers, std::chrono::milliseconds(timeoutMs)};
+Shard::Options syncSteps(std::uint64_t trainSteps, int timeoutMs = 30000) {
+  return Shard::Options{trainSteps, true, std::chrono::milliseconds(timeoutMs)};
 }
 
 }  // namespace
@@ -112,8 +114,9 @@ BOOST_AUTO_TEST_CASE(adam_steps_applied_together_out_of_place_by_ranges_equal_st
 BOOST_AUTO_TEST_CASE(an_answer_keeps_the_parameters_it_was_given) {
   // Answers share the shard's parameters instead of copying them: later steps must not change
   // what an earlier answer carries, in either mode.
-  for (auto options : {asyncSteps(10), syncSteps(10, 1)}) {
+  for (auto options : {asyncSteps(10), syncSteps(10)}) {
     Shard shard({1.0f}, std::make_unique<Sgd>(1.0f), options);
+    shard.setWorkers(1);
     float g = 1.0f;
     auto read = shard.read();
     auto first = shard.push(0, &g, 0);
@@ -126,7 +129,8 @@ BOOST_AUTO_TEST_CASE(an_answer_keeps_the_parameters_it_was_given) {
 }
 
 BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
-  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5));
+  shard.setWorkers(2);
   float g1 = 2.0f;
   float g2 = 4.0f;
   Shard::StepResult r1{};
@@ -145,7 +149,8 @@ BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
   // again after reconnecting); worker 1 once. Whatever the order, one of worker 0's gradients
   // and worker 1's make step 1, and the other of worker 0's goes to step 2, which the deadline
   // closes without worker 1.
-  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2, 300));
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 300));
+  shard.setWorkers(2);
   float a = 2.0f;
   float b = 100.0f;
   float other = 4.0f;
@@ -168,7 +173,8 @@ BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
 }
 
 BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
-  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 3, 100));
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 100));
+  shard.setWorkers(3);
   float g = 6.0f;
   const auto start = std::chrono::steady_clock::now();
   auto result = shard.push(0, &g, 0);
@@ -178,8 +184,43 @@ BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
   BOOST_TEST((std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(100)));
 }
 
+BOOST_AUTO_TEST_CASE(sync_step_waits_no_longer_for_a_worker_that_leaves) {
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5));  // 30 s deadline
+  shard.setWorkers(2);
+  float g = 6.0f;
+  Shard::StepResult result{};
+  std::thread waiting([&] { result = shard.push(0, &g, 0); });
+  // Worker 1 leaves, before or after worker 0's gradient came: the step is taken without it.
+  const auto start = std::chrono::steady_clock::now();
+  shard.setWorkers(1);
+  waiting.join();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  BOOST_TEST(result.advanced);
+  BOOST_TEST(result.averaged == 1);
+  BOOST_TEST(result.workers == 1);
+  BOOST_TEST(*result.params == -6.0f);
+}
+
+BOOST_AUTO_TEST_CASE(sync_step_waits_for_a_worker_that_joins) {
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5));
+  shard.setWorkers(1);
+  float g0 = 2.0f;
+  float g1 = 4.0f;
+  BOOST_TEST(shard.push(0, &g0, 0).averaged == 1);  // alone: a step of its own
+  shard.setWorkers(2);
+  Shard::StepResult r0{};
+  std::thread first([&] { r0 = shard.push(0, &g0, 1); });
+  auto r1 = shard.push(1, &g1, 1);
+  first.join();
+  BOOST_TEST(shard.state().globalStep == 2u);
+  BOOST_TEST(r0.globalStep == 2u);
+  BOOST_TEST(r1.globalStep == 2u);
+  BOOST_TEST(*r1.params == -5.0f);  // -2, then -mean(2, 4)
+}
+
 BOOST_AUTO_TEST_CASE(close_releases_pushes_waiting_at_the_sync_barrier) {
-  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 2));
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5));
+  shard.setWorkers(2);
   float g = 1.0f;
   Shard::StepResult result{};
   std::thread waiting([&] { result = shard.push(0, &g, 0); });

@@ -16,6 +16,32 @@ data::Examples examples(size_t count, std::uint64_t seed) {
   return set;
 }
 
+// A ps's end of a channel that shows each frame received to a hook before the ps sees it.
+class WatchedChannel : public net::Channel {
+ public:
+  WatchedChannel(net::Channel& inner, const std::function<void(const net::Incoming&)>& onFrame)
+      : inner_(inner), onFrame_(onFrame) {}
+
+  void send(net::MessageType type, const std::vector<std::uint8_t>& fields, const float* values,
+            size_t valueCount) override {
+    inner_.send(type, fields, values, valueCount);
+  }
+  const net::Incoming& receive() override {
+    const auto& frame = inner_.receive();
+    onFrame_(frame);
+    return frame;
+  }
+  void receiveValues(float* destination, size_t expected) override {
+    inner_.receiveValues(destination, expected);
+  }
+  void setReceiveTimeout(double seconds) override { inner_.setReceiveTimeout(seconds); }
+  std::string peerName() const override { return inner_.peerName(); }
+
+ private:
+  net::Channel& inner_;
+  const std::function<void(const net::Incoming&)>& onFrame_;
+};
+
 }  // namespace
 
 InProcessCluster::InProcessCluster(const std::vector<std::string>& flags)
@@ -43,7 +69,7 @@ void InProcessCluster::newWorkerMetrics(WorkerThread& worker, int index) {
       std::make_unique<app::WorkerReporter>(index, int(settings_.logEverySteps), *worker.metrics);
 }
 
-void InProcessCluster::startPs(int index) {
+void InProcessCluster::startPs(int index, std::function<void(const net::Incoming&)> onFrame) {
   auto& ps = servers_[index];
   ps.events = std::make_unique<observe::Events>("ps", index);
   ps.metrics = std::make_unique<observe::Metrics>(
@@ -54,7 +80,11 @@ void InProcessCluster::startPs(int index) {
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
   network_.listen(psEndpoint(index).toString(),
-                  [server](net::Channel& channel) { server->serve(channel); });
+                  [server, onFrame = std::move(onFrame)](net::Channel& channel) {
+                    if (!onFrame) return server->serve(channel);
+                    WatchedChannel watched(channel, onFrame);
+                    server->serve(watched);
+                  });
 }
 
 std::string InProcessCluster::checkpointPath(int index) const {

@@ -32,7 +32,9 @@ class InProcessCluster {
   const config::Config& settings() const { return settings_; }
   static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
 
-  void startPs(int index);
+  // Starts ps `index`; `onFrame`, if given, sees every frame the ps receives first, and an
+  // UnreachableError it throws breaks that connection as the ps's death would.
+  void startPs(int index, std::function<void(const net::Incoming&)> onFrame = {});
   // Stops ps `index` as SIGTERM does (last checkpoint written) and takes it off the network;
   // returns the global step it stopped at.
   std::uint64_t stopPs(int index);

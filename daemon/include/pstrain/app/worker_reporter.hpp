@@ -23,6 +23,8 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
   void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                    std::uint64_t globalStep) override;
 
+  void divided(std::uint32_t rank, std::uint32_t workers, const worker::Slice& slice,
+               size_t total) override;
   void training() override;
   void pulled(double seconds) override;
   void exchanged(double seconds) override;

@@ -21,9 +21,6 @@ struct Examples {
 // `<dir>/<name>` or `<dir>/<name>.gz`, whichever exists; DataError if neither does.
 std::string findIdxFile(const std::string& dir, const std::string& name);
 
-// Number of labels in an IDX1 label file, from its header alone.
-size_t countLabels(const std::string& labelsPath);
-
 // Reads examples [begin, end) of an IDX3 image file and its IDX1 label file (plain or gzip).
 // The whole of both files is checked: magic numbers, 28x28 images, equal counts, labels 0-9,
 // no truncation, no trailing bytes. Any fault throws DataError naming the file and the problem.

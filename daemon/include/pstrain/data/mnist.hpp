@@ -17,10 +17,6 @@ struct MnistFiles {
 // Throws DataError when the directory or any of the four files is missing.
 MnistFiles findMnistFiles(const std::string& dir);
 
-// The part of the training set that worker `index` of `workers` trains on: a contiguous
-// slice, the slices of all workers covering the set once.
-Examples loadTrainingSlice(const MnistFiles& files, int index, int workers);
-
 Examples loadTrainingSet(const MnistFiles& files);
 Examples loadTestSet(const MnistFiles& files);
 

@@ -13,8 +13,9 @@ namespace pstrain::net {
 // Every frame: magic "PSTR", protocol version, message type, payload length (little-endian),
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
-// 4: params say whether ps 0 held them back; 5: a worker gives a ps that lost its shard its copy
-constexpr std::uint16_t kProtocolVersion = 5;
+// 4: params say whether ps 0 held them back; 5: a worker gives a ps that lost its shard its copy;
+// 6: params say the worker's part of the training set
+constexpr std::uint16_t kProtocolVersion = 6;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -94,6 +95,11 @@ struct Params {
   // ps 0 held this answer until the worker could start its next step (ps::StepGate): the
   // parameters the other ps sent with it are older than these.
   bool held;
+  // The worker's part of the training set: part `rank` of `workers`, one for each worker
+  // connected to this ps now (ps::Membership). Workers join and leave during a run; ps 0's
+  // answers say which part each one samples from.
+  std::uint32_t rank;
+  std::uint32_t workers;
 };
 
 // Sent right after a welcome at global step 0 by a worker that knew the ps at a later step: the

@@ -58,9 +58,11 @@ class Events {
   // `takenAt`: when the parameters evaluated were taken (Unix seconds); evaluation comes later.
   void accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                 double takenAt);
-  // A sync step that averaged fewer gradients than there are workers.
+  // A sync step taken at the deadline, with fewer gradients than the workers connected.
   void averaged(std::uint64_t globalStep, int averaged, int workers);
   // Connections: `peer` is "ps HOST:PORT" or "worker N".
+  // A worker's part of the training set changed: examples [first, end), part `rank` of `workers`.
+  void divided(std::uint32_t rank, std::uint32_t workers, std::uint64_t first, std::uint64_t end);
   void connected(const std::string& peer, std::uint64_t globalStep);
   void lost(const std::string& peer, const std::string& reason);
   void reconnected(const std::string& peer, std::uint64_t globalStep);

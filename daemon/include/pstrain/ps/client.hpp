@@ -14,6 +14,7 @@
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/ps/client_observer.hpp"
+#include "pstrain/ps/membership.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 
 namespace pstrain::ps {
@@ -57,6 +58,10 @@ class Client {
   // Every ps has reached the last step.
   bool done() const;
 
+  // This worker's part of the training set as ps 0 last told it: its rank among the workers
+  // connected now, and their number ({0, 1} until told).
+  Membership::Division division() const { return division_; }
+
   // Tells every ps this worker has finished after `localSteps`, and closes the channels.
   void finish(std::uint64_t localSteps);
 
@@ -74,9 +79,14 @@ class Client {
     AlignedVector<float> values;           // a push's values when they are not a dense slice
   };
 
-  // A channel to `endpoint` that serves the shard starting at `offset`.
-  Link open(const net::Endpoint& endpoint, size_t offset);
+  // A channel to `endpoint` that serves the shard starting at `offset`, once `then` (what the
+  // new channel must do first) has succeeded on it too: one attempt of the retry loop.
+  Link open(const net::Endpoint& endpoint, size_t offset,
+            const std::function<void(Link&)>& then = {});
+  // Opens `link` again and pulls its slice into `params`.
   void reconnect(Link& link, float* params);
+  // Reconnects every link that failed, all at once.
+  void reconnectLost(float* params);
   // Sends every ps the request; a push's values are each ps's part of `gradient`.
   void post(net::MessageType type, const std::vector<std::uint8_t>& fields,
             const Gradient* gradient);
@@ -90,6 +100,7 @@ class Client {
   const net::Dialer dial_;
   ClientObserver& observer_;
   std::vector<Link> links_;
+  Membership::Division division_{0, 1};
 };
 
 }  // namespace pstrain::ps

@@ -11,6 +11,7 @@
 #include "pstrain/net/channel.hpp"
 #include "pstrain/net/message.hpp"
 #include "pstrain/ps/checkpointer.hpp"
+#include "pstrain/ps/membership.hpp"
 #include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 #include "pstrain/ps/step_gate.hpp"
@@ -18,7 +19,7 @@
 
 namespace pstrain::ps {
 
-// What a ps needs to know: its slice of the parameters, the run and its workers. Built from the
+// What a ps needs to know: its slice of the parameters and the run. Built from the
 // configuration by the command that starts the ps.
 struct ServerOptions {
   int index = 0;
@@ -27,7 +28,6 @@ struct ServerOptions {
   std::unique_ptr<Optimizer> optimizer;
   model::Layout layout = model::Layout::mnist({});  // the run's model: a worker's must match
   std::uint64_t runId = 0;
-  int workers = 1;
   int ps = 1;  // of the run: a worker configured for another number is refused, saying so
   Shard::Options shard;
   std::string authKey;
@@ -75,6 +75,7 @@ class Server {
   UpdateRule rule_;
   Checkpointer checkpointer_;  // after rule_: its thread ends before the shard does
   StepGate gate_;
+  Membership members_;
   // Where pushes are received: taken for one push and given back once it is applied.
   std::shared_ptr<BufferPool> gradients_;
   // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,

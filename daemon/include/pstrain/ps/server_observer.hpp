@@ -16,7 +16,7 @@ class ServerObserver {
     std::uint32_t worker;
     std::uint64_t localStep;   // of the worker
     int averaged;              // sync: the gradients the step averaged, of `syncWorkers`
-    int syncWorkers;           // 0: asynchronous
+    int syncWorkers;           // the workers connected when it was taken; 0: asynchronous
     std::int64_t syncTimeoutMs;  // how long a sync step waits for the others
     bool done;                 // the last step of the run
   };

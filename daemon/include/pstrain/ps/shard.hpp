@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <vector>
 
 #include "pstrain/common/aligned_vector.hpp"
@@ -52,6 +53,7 @@ class Shard {
     bool advanced;  // this push completed a global step (in sync mode: the one that closed it)
     bool done;      // the global step has reached trainSteps
     int averaged;   // gradients in the step this push completed (sync: those that came in time)
+    int workers;    // sync: the workers connected when it was answered (setWorkers)
     Params params;  // the parameters after the step (empty from state())
     // The global step `params` are at: the pushes they hold. A worker's next gradient is computed
     // on them, so the ps learns its staleness from what it last sent.
@@ -63,10 +65,10 @@ class Shard {
 
   struct Options {
     std::uint64_t trainSteps = 0;
-    // 0: asynchronous, every push is one global step. Otherwise each global step averages one
-    // gradient from each of syncWorkers workers, or from those that came within syncTimeout
-    // of the step's first gradient.
-    int syncWorkers = 0;
+    // false: asynchronous, every push is one global step. true: each global step averages one
+    // gradient from each worker connected (setWorkers), or from those that came within
+    // syncTimeout of the step's first gradient.
+    bool sync = false;
     std::chrono::milliseconds syncTimeout{30000};
   };
 
@@ -86,6 +88,10 @@ class Shard {
   StepResult read();
 
   StepResult state() const;
+
+  // How many workers are connected now: in sync mode a step waits for that many gradients, so
+  // a worker that joins is waited for from the next step on and one that leaves no longer.
+  void setWorkers(int connected);
 
   // Applies no push from now on (the process is stopping), and releases pushes waiting at the
   // sync barrier: whatever a final checkpoint holds is all that was ever acknowledged as applied.
@@ -136,9 +142,11 @@ class Shard {
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
   std::deque<Request*> waiting_;
   std::shared_ptr<Batch> inFlight_;
-  // Synchronous mode: the sum of this step's gradients and who contributed them.
+  // Synchronous mode: the sum of this step's gradients, who contributed them, and how many
+  // workers are connected.
   AlignedVector<float> gradientSum_;
-  std::vector<bool> contributed_;
+  std::set<std::uint32_t> contributed_;
+  int workers_ = 0;
   int arrivals_ = 0;
   std::chrono::steady_clock::time_point stepDeadline_;
 };

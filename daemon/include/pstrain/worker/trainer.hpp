@@ -26,6 +26,7 @@ struct TrainingResult {
   double waitingSeconds = 0;
   double communicationSeconds = 0;
   std::uint64_t bytesExchanged = 0;  // sent and received by this worker
+  std::uint32_t mostWorkers = 0;     // connected at once, as far as this worker was told
 };
 
 // What a worker's training loop needs to know.

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "pstrain/worker/batch_sampler.hpp"
+
 namespace pstrain::worker {
 
 // What a worker's training loop reports: the narrow view of metrics, events and log lines that
@@ -11,6 +13,10 @@ class TrainerObserver {
  public:
   virtual ~TrainerObserver() = default;
 
+  // The worker samples from examples [slice.begin, slice.end) of `total` from now on: part `rank`
+  // of `workers`, one for each worker connected.
+  virtual void divided(std::uint32_t rank, std::uint32_t workers, const Slice& slice,
+                       size_t total) = 0;
   // The first parameters are in: training starts.
   virtual void training() = 0;
   virtual void pulled(double seconds) = 0;

@@ -1,0 +1,150 @@
+package kind_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"pstrain/tests/e2e/cluster"
+)
+
+// `kubectl scale statefulset mnist-worker --replicas=4` a fifth into the run, then back to 1 at
+// half of it: workers 2 and 3 (beyond values.yml's 2) join the run under way and train, then
+// workers 1 to 3 leave. No pod restarts, ps 0's global step never goes back, and the run completes
+// at exactly its last step.
+func TestScaleWorkersMidRun(t *testing.T) {
+	t.Parallel()
+	r := newRelease(t, "pstrain-scale", longRun)
+	r.install("--set", fmt.Sprintf("hyperparams.trainsteps=%d", longRun))
+	r.waitReady(allPods...)
+	steps := r.watchStep("mnist-ps-0")
+	defer steps.stop()
+
+	r.waitStep("mnist-ps-0", longRun/5)
+	r.scaleWorkers(4)
+	r.waitReady(append(allPods, "mnist-worker-2", "mnist-worker-3")...)
+	r.waitTrained("mnist-worker-2", "mnist-worker-3")
+
+	r.waitStep("mnist-ps-0", longRun/2)
+	r.scaleWorkers(1)
+	r.waitGone("mnist-worker-1", "mnist-worker-2", "mnist-worker-3")
+	r.waitCompleted()
+	assertNotRestarted(t, r)
+	steps.stop()
+	if steps.wentBack != "" {
+		t.Error(steps.wentBack)
+	}
+}
+
+// `helm upgrade --set worker.number=3` a fifth into the run: the worker StatefulSet gets a third
+// pod, which joins the run under way; no pod is replaced (the ConfigMap holds no worker count, so
+// its checksum is the same) and the run completes at exactly its last step.
+func TestHelmUpgradeAddsAWorker(t *testing.T) {
+	t.Parallel()
+	r := newRelease(t, "pstrain-upgrade-workers", longRun)
+	steps := fmt.Sprintf("hyperparams.trainsteps=%d", longRun)
+	r.install("--set", steps)
+	before := r.waitReady(allPods...)
+	r.waitStep("mnist-ps-0", longRun/5)
+
+	res := r.helm("upgrade", "--set", steps, "--set", "worker.number=3")
+	if res.Err != nil || !strings.Contains(res.Stdout, "REVISION: 2") {
+		t.Fatalf("helm upgrade --set worker.number=3:\n%s", res)
+	}
+	after := r.waitReady(append(allPods, "mnist-worker-2")...)
+	for _, p := range allPods {
+		if after[p].UID != before[p].UID {
+			t.Errorf("helm upgrade --set worker.number=3 replaced %s", p)
+		}
+	}
+	r.waitTrained("mnist-worker-2")
+	r.waitCompleted()
+	assertNotRestarted(t, r)
+}
+
+// scaleWorkers is `kubectl scale statefulset mnist-worker --replicas=N`.
+func (r *release) scaleWorkers(replicas int) {
+	r.t.Helper()
+	res := kind.Kubectl("scale", "statefulset", "mnist-worker", "--namespace", r.namespace,
+		fmt.Sprintf("--replicas=%d", replicas))
+	if res.Err != nil || !strings.Contains(res.Stdout, "scaled") {
+		r.t.Fatalf("kubectl scale statefulset mnist-worker --replicas=%d:\n%s", replicas, res)
+	}
+	r.t.Logf("kubectl scale statefulset mnist-worker --replicas=%d", replicas)
+}
+
+// waitTrained waits until each of the worker pods has recorded a training step of its own.
+func (r *release) waitTrained(pods ...string) {
+	r.t.Helper()
+	for _, pod := range pods {
+		err := cluster.Until(trainTimeout, pod+" trains", func() (bool, string, error) {
+			f, err := r.podFacts(pod)
+			return err == nil && len(f.Steps) > 0, fmt.Sprint(err), nil
+		})
+		if err != nil {
+			r.t.Fatal(err, "\n", r.tails(pod))
+		}
+	}
+}
+
+// waitGone waits until the pods no longer exist.
+func (r *release) waitGone(names ...string) {
+	r.t.Helper()
+	err := cluster.Until(startTimeout, "pods "+strings.Join(names, ", ")+" gone", func() (bool, string, error) {
+		pods, err := r.pods()
+		if err != nil {
+			return false, "", err
+		}
+		for _, name := range names {
+			if _, ok := pods[name]; ok {
+				return false, describeAll(pods), nil
+			}
+		}
+		return true, "", nil
+	})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// stepWatch reads a pod's global step every second, noting the first time it is lower than
+// one read before.
+type stepWatch struct {
+	done     chan struct{}
+	once     sync.Once
+	wg       sync.WaitGroup
+	wentBack string
+}
+
+func (r *release) watchStep(pod string) *stepWatch {
+	w := &stepWatch{done: make(chan struct{})}
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		highest := 0
+		for {
+			select {
+			case <-w.done:
+				return
+			case <-time.After(time.Second):
+			}
+			state, step, _, err := r.progress(pod)
+			if err != nil || state == "" {
+				continue // being replaced, or not answering this time
+			}
+			if step < highest && w.wentBack == "" {
+				w.wentBack = fmt.Sprintf("%s's global step went back from %d to %d", pod, highest, step)
+			}
+			highest = max(highest, step)
+		}
+	}()
+	return w
+}
+
+// stop ends the watch and waits for it; wentBack may be read afterwards.
+func (w *stepWatch) stop() {
+	w.once.Do(func() { close(w.done) })
+	w.wg.Wait()
+}
