@@ -132,6 +132,12 @@ validate "checkpoints.volume on shared storage, Pod Security restricted" -pod-se
 validate "authentication with an existing Secret" -- \
   --set auth.existingSecret=training-key --set auth.key=hmac
 validate "authentication off" -- --set auth.enabled=false
+# GitOps (Argo CD, Flux's or kubectl's re-apply) renders without a cluster on every sync: the
+# same values must give the same manifests, or every sync restarts the pods into a new run. (The
+# chart's own auth Secret holds a key made at rendering: GitOps gives it auth.existingSecret.)
+run "two renderings without a cluster are identical: a re-apply restarts nothing" \
+  diff <(helm template mnist chart --set auth.existingSecret=training-key) \
+  <(helm template mnist chart --set auth.existingSecret=training-key)
 refused "the validator refuses a key volume naming a key its Secret lacks" 'Secret/mnist-auth has no key hmac' \
   bash -c 'helm template mnist chart | sed "s/- key: \"key\"/- key: \"hmac\"/" | kubestrict'
 refused "the validator refuses a claim template without a storage request" 'requests.storage: Required' \

@@ -62,8 +62,10 @@ if [ ! -x "$helm" ]; then
 fi
 export HELM_CONFIG_HOME="$work/helm/config" HELM_CACHE_HOME="$work/helm/cache" \
   HELM_DATA_HOME="$work/helm/data"
-if out="$(cd tests/e2e && go vet ./... && go test ./podrun ./harness 2>&1)" && [ -x "$helm" ]; then
-  pass "tools: $("$helm" version --template '{{.Version}}'), tests/e2e (go vet, go test of podrun and the harness)"
+testresults="$work/testresults"
+if out="$(cd tests/e2e && go vet ./... && go test ./podrun ./harness ./cmd/testresults 2>&1 &&
+  go build -o "$testresults" ./cmd/testresults 2>&1)" && [ -x "$helm" ]; then
+  pass "tools: $("$helm" version --template '{{.Version}}'), tests/e2e (go vet, go test of podrun, the harness and testresults)"
 else
   fail "tools: helm or tests/e2e" "$out$(tail -n 20 "$work/chart-test.log" 2>/dev/null)"
   finish
@@ -87,17 +89,14 @@ fi
 # --- the scenarios ----------------------------------------------------------------------------
 
 echo "== scenarios (tests/e2e/container): the chart's pods as Docker containers"
-results="$work/go-test.log"
-(cd tests/e2e && PSTRAIN_E2E_IMAGE="$image" PSTRAIN_E2E_HELM="$helm" PSTRAIN_E2E_TIMEOUT="$timeout" \
-  go test -count=1 -v -timeout "$((timeout * 6 + 300))s" -run "${PSTRAIN_E2E_RUN:-.}" ./container) 2>&1 |
-  tee "$results"
-rc=${PIPESTATUS[0]}
-# Each check is a test without subtests: its result line, "--- PASS: TestScenarios/cluster/... (3.2s)".
-checks="$(awk '/^ *--- (PASS|FAIL|SKIP): / { result = $2; sub(":", "", result); name = $3
-    results[name] = result; order[++n] = name }
-  END { for (i = 1; i <= n; i++) { leaf = 1
-      for (j = 1; j <= n; j++) if (index(order[j], order[i] "/") == 1) { leaf = 0; break }
-      if (leaf) print results[order[i]], order[i] } }' "$results")"
+results="$work/go-test.json"
+# go test's own record of each test's result (-json), its output shown as -v shows it; the checks
+# are the tests without subtests, e.g. "PASS TestScenarios/cluster/trains_to_the_last_step".
+checks="$( (cd tests/e2e && PSTRAIN_E2E_IMAGE="$image" PSTRAIN_E2E_HELM="$helm" \
+  PSTRAIN_E2E_TIMEOUT="$timeout" go test -count=1 -json -timeout "$((timeout * 6 + 300))s" \
+  -run "${PSTRAIN_E2E_RUN:-.}" ./container 2>&1; echo $? >"$work/go-test.rc") |
+  tee "$results" | "$testresults")"
+rc=$(cat "$work/go-test.rc")
 echo "== results"
 while read -r result name; do
   name="${name#TestScenarios/}" && name="${name//_/ }" # as the scenarios name their checks
@@ -107,6 +106,6 @@ while read -r result name; do
   esac
 done <<<"$checks"
 if [ "$rc" -ne 0 ] && ! grep -q '^FAIL' <<<"$checks"; then
-  fail "go test ./container: exit code $rc" "$(tail -n 40 "$results")"
+  fail "go test ./container: exit code $rc" "$("$testresults" <"$results" 2>&1 >/dev/null | tail -n 40)"
 fi
 finish

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The unit suites under sanitizers: AddressSanitizer with UndefinedBehaviorSanitizer (build-asan/,
-# every test labelled unit), and ThreadSanitizer (build-tsan/) for the ps core's concurrency: the
-# shard's combined updates, the sync barrier, the loopback transport and the ps server and client
-# under real thread interleavings. Any report fails the run.
+# every test labelled unit), and ThreadSanitizer (build-tsan/) for every suite that runs threads
+# (labelled threads): the shard's combined updates, the sync barrier, the step gate, the loopback
+# transport, connections, the dialer, the ps server and client and the metrics endpoint under real
+# thread interleavings. Any report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 generator=()
@@ -23,14 +24,12 @@ echo "== unit tests under AddressSanitizer and UndefinedBehaviorSanitizer"
 ASAN_OPTIONS="detect_leaks=1" UBSAN_OPTIONS="halt_on_error=1 print_stacktrace=1" \
   ctest --test-dir build-asan -L unit --output-on-failure || status=1
 
-build build-tsan thread shard_test in_process_test
+build build-tsan thread thread_tests
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
 # OpenBLAS is not instrumented: its thread pool's hand-offs are invisible to TSan, which would
 # report the pool's writes to a product as races with its reader. One BLAS thread: pstrain's own
 # threads are what is checked.
 export OPENBLAS_NUM_THREADS=1
-for test in shard_test in_process_test; do
-  echo "== $test under ThreadSanitizer"
-  build-tsan/daemon/tests/$test || status=1
-done
+echo "== the suites that run threads (ctest label threads) under ThreadSanitizer"
+ctest --test-dir build-tsan -L threads --output-on-failure || status=1
 exit $status

@@ -418,23 +418,63 @@ directory or on the ps's claim) and whether the ps pods get a claim per pod (cla
 {{- end }}
 
 {{/*
-pstrain.runId is the run's identity beyond its settings, the daemon's runId: a fresh install is
-a fresh run even on node directories holding an earlier run's checkpoints and completion
-records. runId when given; else the one the release's ConfigMap in the cluster holds (helm
-upgrade resumes the run; a ConfigMap of a chart without run ids holds none, and the pods resume
-by their settings alone, as they did); else a new random one (helm install; helm template and
---dry-run, which see no cluster). Chosen once per rendering and kept in .Values.runId, so the
-ConfigMap and the pods' checksum/config agree.
+pstrain.run is, as JSON, the run's identity beyond its settings (the daemon's runId and
+runIdConfigMap): a fresh install is a fresh run even on node directories holding an earlier run's
+checkpoints and completion records, and a re-apply of the same manifests is the same run. runId
+when given. Else, with no ConfigMap of the release in the cluster (an install, or a rendering
+without a cluster: helm template, Argo CD), runIdConfigMap: the pods take the UID of the release's
+ConfigMap, which the install creates and an upgrade, a restart or a re-apply keeps; nothing
+random, so every rendering is the same. Else what the ConfigMap in the cluster holds (a release
+of a chart that chose a random id keeps it; one without run ids resumes by its settings alone).
+Chosen once per rendering and kept in .Values.renderedRun.
 */}}
-{{- define "pstrain.runId" -}}
+{{- define "pstrain.run" -}}
+{{- if not (hasKey .Values "renderedRun") }}
+{{- $name := include "pstrain.componentName" (dict "ctx" . "component" "config") }}
+{{- $run := dict "id" .Values.runId "configMap" "" }}
 {{- if not .Values.runId }}
-{{- $configMap := lookup "v1" "ConfigMap" .Release.Namespace (include "pstrain.componentName" (dict "ctx" . "component" "config")) }}
+{{- $configMap := lookup "v1" "ConfigMap" .Release.Namespace $name }}
 {{- if $configMap }}
 {{- $file := index ($configMap.data | default dict) (include "pstrain.configPath" . | base) | default "" | fromYaml }}
-{{- $_ := set .Values "runId" ($file.runId | default "" | toString) }}
+{{- $run = dict "id" ($file.runId | default "" | toString) "configMap" ($file.runIdConfigMap | default "" | toString) }}
 {{- else }}
-{{- $_ := set .Values "runId" (randAlphaNum 16) }}
+{{- $_ := set $run "configMap" $name }}
 {{- end }}
 {{- end }}
-{{- .Values.runId }}
+{{- $_ := set .Values "renderedRun" $run }}
+{{- end }}
+{{- toJson .Values.renderedRun }}
+{{- end }}
+
+{{/* pstrain.runId is the run id the chart gives the daemon; empty when it gives none. */}}
+{{- define "pstrain.runId" -}}
+{{- (include "pstrain.run" . | fromJson).id }}
+{{- end }}
+
+{{/*
+pstrain.runIdConfigMap is the ConfigMap whose UID the pods take as their run id, when the chart
+gives none. They read it with their ServiceAccount's token (pstrain.kubernetesApiVolume), which
+a Role allows to get this one ConfigMap.
+*/}}
+{{- define "pstrain.runIdConfigMap" -}}
+{{- (include "pstrain.run" . | fromJson).configMap }}
+{{- end }}
+
+{{/*
+pstrain.kubernetesApiVolume is the volume of the token and CA a pod reads its run id with, when
+the chart gives none: a projected ServiceAccount token (the pods get no automounted one) and the
+cluster's CA. It goes where the daemon looks, /var/run/secrets/pstrain/kubernetes.
+*/}}
+{{- define "pstrain.kubernetesApiVolume" -}}
+name: kubernetes-api
+projected:
+  sources:
+    - serviceAccountToken:
+        path: token
+        expirationSeconds: 3600
+    - configMap:
+        name: kube-root-ca.crt
+        items:
+          - key: ca.crt
+            path: ca.crt
 {{- end }}

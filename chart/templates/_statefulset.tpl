@@ -68,7 +68,8 @@ spec:
       {{- with include "pstrain.serviceAccountName" .ctx }}
       serviceAccountName: {{ . }}
       {{- end }}
-      # The daemon does not talk to the Kubernetes API, and reads no Service environment variables.
+      # No token but the projected one that reads the run id (pstrain.kubernetesApiVolume), and
+      # no Service environment variables.
       automountServiceAccountToken: false
       enableServiceLinks: false
       terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds | int64 }}
@@ -198,6 +199,11 @@ spec:
               {{- end }}
               readOnly: true
             {{- end }}
+            {{- if include "pstrain.runIdConfigMap" .ctx }}
+            - name: kubernetes-api
+              mountPath: /var/run/secrets/pstrain/kubernetes
+              readOnly: true
+            {{- end }}
             {{- with $logs.extraMounts }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -226,6 +232,9 @@ spec:
         {{- with $values.data.volume }}
         - name: pstrain-data
           {{- toYaml . | nindent 10 }}
+        {{- end }}
+        {{- if include "pstrain.runIdConfigMap" .ctx }}
+        - {{- include "pstrain.kubernetesApiVolume" .ctx | nindent 10 }}
         {{- end }}
         {{- with $logs.extraVolumes }}
         {{- toYaml . | nindent 8 }}

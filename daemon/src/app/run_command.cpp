@@ -14,6 +14,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/cluster/placement.hpp"
+#include "pstrain/cluster/run_identity.hpp"
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/cpu_limit.hpp"
@@ -138,12 +139,32 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   idleUntilTerminated();
 }
 
+// Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
+constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
+
+// The settings with runId taken from the cluster when the chart left it to the pods: the UID of
+// the release's ConfigMap, which every ps and worker of one install reads alike.
+config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env) {
+  if (settings.runId.empty() && !settings.runIdConfigMap.empty()) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(settings.peerTimeoutSeconds));
+    settings.runId = cluster::configMapUid(cluster::inClusterApi(env, kCredentialsDir),
+                                           envOr(env, "POD_NAMESPACE"), settings.runIdConfigMap,
+                                           deadline);
+    log::logger("app")->info("run id {}: the UID of ConfigMap {}", settings.runId,
+                             settings.runIdConfigMap);
+  }
+  return settings;
+}
+
 }  // namespace
 
 int runDaemon(const std::vector<std::string>& args) {
   auto env = config::processEnvironment();
-  const auto settings = config::load({args, env});
-  log::init(settings.logDir, settings.logToStdout);
+  auto loaded = config::load({args, env});
+  log::init(loaded.logDir, loaded.logToStdout);
+  const auto settings = withRunId(std::move(loaded), env);
   const auto placement =
       cluster::place(settings, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
   observe::Events events(roleName(placement.role), placement.index,

@@ -273,6 +273,11 @@ const std::vector<Key>& keys() {
        Kind::kValue,
        // Without a run id the fingerprint is what it was before the key existed.
        [](const Config& c) { return c.runId.empty() ? std::string() : "run=" + c.runId; }},
+      {"runIdConfigMap",
+       [](Config& c, const std::string& v) { c.runIdConfigMap = plainName(v); },
+       "on Kubernetes with runId empty: the ConfigMap in the pod's namespace whose UID becomes "
+       "runId (a reinstall creates it anew, a re-apply keeps it); read with the pod's "
+       "ServiceAccount token"},
   };
   return table;
 }

@@ -240,6 +240,11 @@ Shard::StepResult Shard::state() const {
   return result;
 }
 
+int Shard::arrivals() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return arrivals_;
+}
+
 Shard::Snapshot Shard::serialize() const {
   Snapshot snapshot;
   ByteWriter out(snapshot.bytes);

@@ -99,8 +99,12 @@ func (c *dockerCluster) start(statefulSets ...string) error {
 	return err
 }
 
+// Install renders the chart and starts its pods. Pods on Kubernetes take the UID of the
+// ConfigMap each install creates as their run id; podrun has no API server to read one from, so
+// each install is given an id of its own, as a new ConfigMap's UID would be.
 func (c *dockerCluster) Install(ctx context.Context, set ...string) error {
-	if _, err := c.render(ctx, set...); err != nil {
+	runID := fmt.Sprintf("install-%d", time.Now().UnixNano())
+	if _, err := c.render(ctx, append([]string{"--set", "runId=" + runID}, set...)...); err != nil {
 		return err
 	}
 	return c.start()

@@ -53,6 +53,7 @@ struct Config {
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;
   std::string runId;  // empty: the run is its training settings alone
+  std::string runIdConfigMap;  // with runId empty: runId is this ConfigMap's UID (Kubernetes)
 };
 
 // The raw inputs a configuration is merged from, highest precedence first.

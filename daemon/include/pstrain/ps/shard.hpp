@@ -93,6 +93,9 @@ class Shard {
   // a worker that joins is waited for from the next step on and one that leaves no longer.
   void setWorkers(int connected);
 
+  // Sync mode: the gradients given to the step under way, whose pushes wait at its barrier.
+  int arrivals() const;
+
   // Applies no push from now on (the process is stopping), and releases pushes waiting at the
   // sync barrier: whatever a final checkpoint holds is all that was ever acknowledged as applied.
   void close();
