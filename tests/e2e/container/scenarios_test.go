@@ -78,7 +78,8 @@ func cluster(t *testing.T) {
 // restart, and train once the ps pods start.
 func workersFirst(t *testing.T) {
 	ctx, c := scenario(t)
-	if _, err := c.render(ctx); err != nil {
+	// A run id of its own, as Install gives: podrun has no API server to read a ConfigMap's UID.
+	if _, err := c.render(ctx, "--set", "runId=workers-first"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.start("mnist-worker"); err != nil {
