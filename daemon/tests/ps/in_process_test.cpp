@@ -279,6 +279,16 @@ BOOST_AUTO_TEST_CASE(workers_join_and_leave_a_run_that_ends_at_exactly_train_ste
   BOOST_TEST(results[2].localSteps > 0u);
 }
 
+// A worker that connects, has five pushes applied, and leaves: its channels close.
+static void trainFiveStepsAndLeave(InProcessCluster& cluster, int index, std::vector<float>& gradient,
+                            std::vector<float>& params) {
+  auto worker = cluster.client(index);
+  worker->connect();
+  for (std::uint64_t step = 1; step <= 5; ++step) {
+    BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave) {
   // A sync step that waited for a worker gone would wait for the 30 s deadline.
   InProcessCluster cluster(flags(1, 2, 400, {"--sync", "--sync-timeout-seconds", "30"}));
@@ -287,13 +297,7 @@ BOOST_AUTO_TEST_CASE(a_sync_step_waits_for_the_workers_connected_as_they_join_an
   cluster.startWorker(0);
   auto gradient = smallGradient(cluster);
   std::vector<float> params(gradient.size());
-  {
-    auto worker1 = cluster.client(1);
-    worker1->connect();
-    for (std::uint64_t step = 1; step <= 5; ++step) {
-      BOOST_TEST(worker1->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
-    }
-  }  // worker 1 leaves
+  trainFiveStepsAndLeave(cluster, 1, gradient, params);
   cluster.startWorker(2);  // beyond the configured 2 workers
   auto results = cluster.joinWorkers();
   BOOST_TEST(cluster.server(0).globalStep() == 400u);
@@ -314,13 +318,7 @@ BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_b
   cluster.startWorker(0);
   auto gradient = smallGradient(cluster);
   std::vector<float> params(gradient.size());
-  {
-    auto worker1 = cluster.client(1);
-    worker1->connect();
-    for (std::uint64_t step = 1; step <= 5; ++step) {
-      BOOST_TEST(worker1->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
-    }
-  }  // worker 1 drops: its channels close
+  trainFiveStepsAndLeave(cluster, 1, gradient, params);
   // Worker 0 goes on alone, then worker 1 rejoins.
   const auto dropped = cluster.server(0).globalStep();
   BOOST_REQUIRE(waitFor([&] { return cluster.server(0).globalStep() >= dropped + 3; },
