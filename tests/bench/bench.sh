@@ -20,6 +20,8 @@
 #      and images/s in batches of 250, keep-alive
 #      (tests/bench/predict.sh).
 # Run by hand on a quiet machine:  tests/bench/bench.sh [REPEATS]   (default 3; medians)
+# BENCH_BASELINE=<another pstrain binary> adds its runs of the reference configuration and of the
+# scaling shapes, interleaved with this build's ("before:" rows), for a change's before and after.
 # Needs build/pstrain and build/ps_capacity (ci/build.sh), python3, and python3-torch for the
 # peers (installed here when missing).
 set -euo pipefail
@@ -47,12 +49,24 @@ unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 run() {
   local name=$1 repeat=$2
   shift 2
-  local dir="$work/$name.$repeat"
+  local dir="$work/$name.$repeat" binary="$bin"
+  [ "${name#before-}" != "$name" ] && binary="$BENCH_BASELINE"
   # Every worker computes at once (--concurrent-workers 0): these tables measure the ps core's
-  # throughput; time_to_accuracy.sh measures pstrain local's default bound beside it.
-  [ "$1" = local ] && set -- "$@" --concurrent-workers 0
+  # throughput; time_to_accuracy.sh measures pstrain local's default bound beside it. (A baseline
+  # from before the bound has no such flag: its workers all compute at once anyway.)
+  if [ "$1" = local ] && "$binary" local --help 2>&1 | grep -q -- --concurrent-workers; then
+    set -- "$@" --concurrent-workers 0
+  fi
   date +%s.%N >"$dir.start"
-  "$bin" "$@" --log-dir "$dir" --summary-json "$dir.json" >/dev/null
+  "$binary" "$@" --log-dir "$dir" --summary-json "$dir.json" >/dev/null
+}
+
+# both NAME REPEAT ARGS...: run NAME, and its baseline twin before-NAME when BENCH_BASELINE is set.
+both() {
+  local name=$1 repeat=$2
+  shift 2
+  run "$name" "$repeat" "$@"
+  if [ -n "${BENCH_BASELINE:-}" ]; then run "before-$name" "$repeat" "$@"; fi
 }
 
 # alone NAME REPEAT N ARGS...: N `pstrain single` runs at once, their summaries in
@@ -83,7 +97,7 @@ headline="$(bash tests/bench/time_to_accuracy.sh "$repeats")"
 
 echo "1/7 named configurations" >&2
 for r in $(seq "$repeats"); do
-  run reference "$r" local "${reference[@]}" --data-dir "$data"
+  both reference "$r" local "${reference[@]}" --data-dir "$data"
   run compute-only "$r" single "${model[@]}" --batch-size 100 --train-steps 3000 --data-dir "$data"
   run log-every-1000 "$r" local "${reference[@]}" --data-dir "$data" --log-every-steps 1000
   # Evaluating every 100 steps costs worker 0 time: measured apart from the throughput runs.
@@ -101,7 +115,7 @@ for r in $(seq "$repeats"); do
   for batch in 100 10; do
     steps=$((batch == 100 ? 3000 : 30000))
     for shape in 1x1 1x2 1x4 1x8 2x4 4x8; do
-      run "scale-b$batch-$shape" "$r" local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
+      both "scale-b$batch-$shape" "$r" local --ps "${shape%x*}" --workers "${shape#*x}" "${model[@]}" \
         --batch-size "$batch" --train-steps "$steps" --eval-every-steps 0 --data-dir "$data"
     done
     # Each process trains as long as one of 1 ps + 2 workers' workers.

@@ -64,7 +64,7 @@ print("1. Named configurations (medians of %d runs for the first four, one run f
 print(f"{'configuration':<16}{'steps/s':>9}{'compute':>9}{'comm':>8}{'wait':>8}{'KB/step':>9}"
       f"{'t(0.85)':>9}{'accuracy':>9}{'ps MiB':>8}{'wk MiB':>8}")
 print(f"{'':<16}{'':>9}{'ms/step':>9}{'ms/step':>8}{'ms/step':>8}")
-for name in ["reference", "log-every-1000", "eval-every-100", "784-256-256-10", "sync", "seed-settings"]:
+for name in ["reference", "before-reference", "log-every-1000", "eval-every-100", "784-256-256-10", "sync", "seed-settings"]:
     rs = runs(name)
     if not rs:
         continue
@@ -95,6 +95,9 @@ for batch in (100, 10):
         accuracy = median(r.get("test_accuracy") for r in rs)
         cells.append("-" if not rs else f"{rate(f'scale-b{batch}-{shape}'):.0f} ({accuracy:.3f})")
     print(f"{batch:<8}" + "".join(f"{c:>16}" for c in cells))
+    before = [rate(f"before-scale-b{batch}-{shape}") for shape in shapes]
+    if any(before):
+        print(f"{'before':<8}" + "".join(f"{fmt(b, '{:.0f}'):>16}" for b in before))
     one_two, one_eight = rate(f"scale-b{batch}-1x2"), rate(f"scale-b{batch}-1x8")
     if one_two and one_eight:
         pairs = [e["global_steps_per_s"] / t["global_steps_per_s"]
