@@ -20,7 +20,9 @@ def curve(base):
     for line in open(os.path.join(base, "worker-0", "events.jsonl")):
         event = json.loads(line)
         if event["event"] == "accuracy":
-            points.append((event["takenAt"] - start, event["step"], event["accuracy"]))
+            # When the parameters were taken (a build that evaluates on the training thread: then).
+            taken = event.get("takenAt", event["time"])
+            points.append((taken - start, event["step"], event["accuracy"]))
     staleness = []
     for path in glob.glob(os.path.join(base, "ps-*", "events.jsonl")):
         for line in open(path):
