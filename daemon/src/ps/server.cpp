@@ -58,13 +58,10 @@ void Server::serve(net::Channel& channel) {
   observer_.workerArrived(worker, channel.peerName());
   awaitChief(worker);
   auto state = rule_.shard().state();
-  channel.send(net::MessageType::kWelcome,
-               net::encode(net::Welcome{options_.range.offset, options_.range.count,
-                                        state.globalStep, options_.shard.trainSteps,
-                                        std::uint32_t(options_.httpPort)}));
+  // Joined before it is welcomed (a sync step that comes after its welcome waits for it too),
+  // until serve() returns, however it ends.
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
   members_.join(worker);
-  // Joined until serve() returns, however it ends.
   struct Leaving {
     Server& server;
     std::uint32_t worker;
@@ -73,6 +70,10 @@ void Server::serve(net::Channel& channel) {
       server.observer_.workerLeft(worker);
     }
   } leaving{*this, worker};
+  channel.send(net::MessageType::kWelcome,
+               net::encode(net::Welcome{options_.range.offset, options_.range.count,
+                                        state.globalStep, options_.shard.trainSteps,
+                                        std::uint32_t(options_.httpPort)}));
 
   // The step of the parameters this worker was sent last: its next gradient's.
   std::uint64_t sentStep = state.paramsStep;

@@ -355,15 +355,20 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
   worker1->connect();
   auto gradient = smallGradient(cluster);
   std::vector<float> params(gradient.size());
+  bool parked = false;
+  std::chrono::steady_clock::time_point stopped;
   std::thread stopper([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    parked = waitFor([&] { return cluster.server(0).syncArrivals() == 1; }, std::chrono::seconds(10));
+    stopped = std::chrono::steady_clock::now();
     cluster.server(0).stop();
   });
-  const auto start = std::chrono::steady_clock::now();
   auto exchange = worker0->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0);
+  const auto released = std::chrono::steady_clock::now();
   stopper.join();
+  BOOST_REQUIRE_MESSAGE(parked, "worker 0's push did not wait at the barrier for worker 1");
   BOOST_TEST(!exchange.applied);  // worker 1 never came; the ps stopped first
-  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  // Released by the stop, long before the barrier's 30 s deadline.
+  BOOST_TEST((released - stopped < std::chrono::seconds(5)));
   BOOST_TEST(cluster.server(0).globalStep() == 0u);
 }
 

@@ -58,6 +58,8 @@ class Server {
   // The size of the largest frame a worker sends.
   std::uint32_t maxPayload() const;
   std::uint64_t globalStep() const { return rule_.globalStep(); }
+  // Sync mode: the pushes waiting at the barrier of the step under way.
+  int syncArrivals() { return rule_.shard().arrivals(); }
 
   // Writes a checkpoint unless nothing changed since the last one.
   void checkpoint() { checkpointer_.write(); }
