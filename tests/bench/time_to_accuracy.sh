@@ -5,7 +5,7 @@
 # default mode (ps 0 lets as many workers compute at once as this machine has CPUs), with that
 # bound off (--concurrent-workers 0: every worker computes at once, the previous default) and in
 # sync mode; beside them the PyTorch parameter server (tests/bench/torch_ps.py) with 2 and 8
-# workers. Worker 0 snapshots the parameters about every 100 global steps and evaluates them off
+# workers. Worker 0 snapshots the parameters every 100 global steps and evaluates them off
 # the training thread (the PyTorch peer after training); each run trains 6000 global steps, so
 # the table also gives test accuracy at 3000 and 6000 global steps, steps/s, and the staleness of
 # a push (global steps between the parameters its gradient was computed on and its own: mean and
@@ -35,7 +35,7 @@ run() {
   if [ "${name#before-}" != "$name" ]; then binary="$TTA_BASELINE"; fi
   date +%s.%N >"$dir.start"
   "$binary" local --ps 2 --workers "$workers" --hidden-units 128 --learning-rate 0.001 \
-    --batch-size "$batch" --train-steps "$steps" --eval-every-steps $(((100 + workers - 1) / workers)) \
+    --batch-size "$batch" --train-steps "$steps" --eval-every-steps 100 \
     --log-every-steps 1000 --data-dir "$data" --log-dir "$dir" --summary-json "$dir.json" "$@" >/dev/null
 }
 
@@ -44,7 +44,7 @@ torch() {
   date +%s.%N >"$work/$name.$repeat.start"
   /usr/bin/python3 tests/bench/torch_ps.py --ps 2 --workers "$workers" --hidden-units 128 \
     --learning-rate 0.001 --batch-size 100 --train-steps "$steps" \
-    --eval-every-steps $(((100 + workers - 1) / workers)) --data-dir "$data" \
+    --eval-every-steps 100 --data-dir "$data" \
     --summary-json "$work/$name.$repeat.json" >/dev/null
 }
 

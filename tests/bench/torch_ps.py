@@ -104,14 +104,14 @@ def run_worker(args, index):
 
     pull_all()
     start = time.perf_counter()
-    # Worker 0's snapshots of the parameters every --eval-every-steps of its steps, evaluated
+    # Worker 0's snapshots of the parameters every --eval-every-steps global steps, evaluated
     # after training as pstrain's evaluator does off the training thread: [taken at, step, params].
     snapshots = []
-    local_steps = 0
+    next_snapshot = 0
     while min(steps) < args.train_steps:
-        if index == 0 and args.eval_every_steps and local_steps % args.eval_every_steps == 0:
+        if index == 0 and args.eval_every_steps and min(steps) >= next_snapshot:
             snapshots.append((time.time(), min(steps), flat.detach().clone()))
-        local_steps += 1
+            next_snapshot = (min(steps) // args.eval_every_steps + 1) * args.eval_every_steps
         batch = sampler.next()
         flat.grad = None
         mlp.backward(flat, images[batch], labels[batch])
@@ -205,7 +205,7 @@ def main():
     parser.add_argument("--ps", type=common.positive_int, default=2)
     parser.add_argument("--workers", type=common.positive_int, default=2)
     parser.add_argument("--eval-every-steps", type=int, default=0,
-                        help="worker 0 snapshots the parameters every N of its steps; the result's "
+                        help="worker 0 snapshots the parameters every N global steps; the result's "
                         "accuracy_curve has their test accuracy: [unix time taken, global step, "
                         "accuracy]")
     parser.add_argument("--timeout", type=common.positive_int, default=600,

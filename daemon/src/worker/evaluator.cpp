@@ -26,8 +26,8 @@ Evaluator::~Evaluator() {
 void Evaluator::submit(const float* params, std::uint64_t localStep, std::uint64_t globalStep) {
   Snapshot snapshot{AlignedVector<float>(params, params + layout_.parameterCount()),
                     Result{localStep, globalStep, unixTime(), 0.0}};
-  std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return queued_.size() < kMaxQueued; });
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (queued_.size() == kMaxQueued) queued_.pop_front();
   queued_.push_back(std::move(snapshot));
   changed_.notify_all();
 }

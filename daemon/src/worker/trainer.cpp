@@ -86,6 +86,8 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     return loss;
   };
   std::uint64_t globalStep = 0;
+  const auto evalEvery = std::uint64_t(std::max(1, options_.evalEverySteps));
+  std::uint64_t nextEvaluation = evalEvery;
   while (!client_.done()) {
     divide();
     float loss = computeGradient();
@@ -101,9 +103,11 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     if (exchange.applied) {
       ++result.localSteps;
       observer_.stepDone(result.localSteps, globalStep, loss);
-      if (chief && options_.evalEverySteps > 0 &&
-          result.localSteps % std::uint64_t(options_.evalEverySteps) == 0) {
+      // Every evalEverySteps global steps, the run's clock: worker 0's own steps are a share of
+      // them that changes with the workers computing, and the gate's turns.
+      if (chief && options_.evalEverySteps > 0 && globalStep >= nextEvaluation) {
         evaluator->submit(params_.data(), result.localSteps, globalStep);
+        nextEvaluation = (globalStep / evalEvery + 1) * evalEvery;
       }
     }
   }

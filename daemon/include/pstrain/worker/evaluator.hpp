@@ -35,8 +35,9 @@ class Evaluator {
   Evaluator(const Evaluator&) = delete;
   Evaluator& operator=(const Evaluator&) = delete;
 
-  // Copies the parameters for evaluation. With kMaxQueued snapshots waiting, waits for one to be
-  // done first: memory stays bounded, and a machine too busy to evaluate slows training instead.
+  // Copies the parameters for evaluation, and never waits: with kMaxQueued snapshots waiting
+  // (a machine too busy to evaluate them as often as they come), the oldest is dropped, so that
+  // memory stays bounded and training is not slowed; the curve has fewer points instead.
   void submit(const float* params, std::uint64_t localStep, std::uint64_t globalStep);
   // Waits until every snapshot submitted so far has been reported.
   void drain();

@@ -36,13 +36,13 @@ struct TrainerOptions {
   int batchSize = 100;
   std::uint64_t trainSteps = 0;
   std::uint64_t seed = 1;
-  int evalEverySteps = 0;  // chief only; 0: at the end only
+  int evalEverySteps = 0;  // global steps; chief only; 0: at the end only
 };
 
 // One worker's training loop: computes the gradient of a batch of its own examples on the
 // parameters at hand and exchanges it through the ps client for the parameters after the step,
 // until every ps reports the end of training. Worker 0 (the chief) evaluates test accuracy every
-// evalEverySteps and at the end.
+// evalEverySteps global steps and at the end.
 class Trainer {
  public:
   // `traffic`: the bytes of the client's channels, for the result.
