@@ -206,6 +206,9 @@ func downloadsHoldTheWholeCurve(ctx context.Context, t *testing.T, url string) {
 		t.Errorf("the CSV download holds %d loss and %d accuracy points; /history %d and %d, or they differ",
 			len(fromCSV.Loss), len(fromCSV.Accuracy), len(want.Loss), len(want.Accuracy))
 	}
+	if t.Failed() {
+		return
+	}
 	t.Logf("both downloads hold /history's %d loss points (steps %.0f to %.0f) and %d accuracy points",
 		len(want.Loss), want.Loss[0][0], want.Loss[len(want.Loss)-1][0], len(want.Accuracy))
 }
