@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -11,41 +12,62 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// waitCompleted polls the page's process's /status until its run has completed.
-func waitCompleted(t *testing.T, url string, timeout time.Duration) {
+// runStatus is what a process's /status says of its run.
+type runStatus struct {
+	State      string `json:"state"`
+	GlobalStep int    `json:"global_step"`
+}
+
+// waitStatus polls the process's /status until it says what is wanted.
+func waitStatus(t *testing.T, url, what string, wanted func(runStatus) bool, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
-		var status struct {
-			State string `json:"state"`
-		}
+		var status runStatus
 		if response, err := http.Get(url + "status"); err == nil {
 			_ = json.NewDecoder(response.Body).Decode(&status)
 			response.Body.Close()
 		}
-		if status.State == "completed" {
+		if wanted(status) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the run of %s did not complete within %s", url, timeout)
+			t.Fatalf("%s: %s not within %s", url, what, timeout)
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
+// waitCompleted polls the page's process's /status until its run has completed.
+func waitCompleted(t *testing.T, url string, timeout time.Duration) {
+	waitStatus(t, url, "the run completed", func(s runStatus) bool { return s.State == "completed" }, timeout)
+}
+
 // A page opened after a run longer than the 8,192 events a process keeps still draws the whole
-// run from its first step, and overlays another run given with ?compare=.
+// run from its first step, overlays another run given with ?compare=, and its smoothing,
+// downloads and time axis work on the curve.
 func TestPageOpenedLateShowsTheWholeRunBesideAnother(t *testing.T) {
 	artifacts := artifactDir(t)
 	const longRun = 12000  // one worker: a step event each global step, well over 8,192
 	long := startLocal(t, 1, longRun)
 	other := startLocal(t, 1, 2000)
-	waitCompleted(t, long, 4*time.Minute)
-	waitCompleted(t, other, time.Minute)
+	waitCompleted(t, long.url, 4*time.Minute)
+	waitCompleted(t, other.url, time.Minute)
 
-	ctx := browser(t, 2*time.Minute)
-	if err := chromedp.Run(ctx, chromedp.Navigate(long+"?compare="+other)); err != nil {
+	page := browser(t, 2*time.Minute)
+	if err := chromedp.Run(page, chromedp.Navigate(long.url+"?compare="+other.url)); err != nil {
 		t.Fatal(err)
 	}
+	t.Run("opened late, beside another", func(t *testing.T) {
+		wholeRunBesideAnother(page, t, longRun, other.url, artifacts)
+	})
+	t.Run("smoothing", func(t *testing.T) { smoothingRedrawsTheLine(page, t) })
+	t.Run("downloads", func(t *testing.T) { downloadsHoldTheWholeCurve(page, t, long.url) })
+	t.Run("time axis", func(t *testing.T) { timeAxisSwitch(page, t, longRun, long.url, other.url) })
+}
+
+// wholeRunBesideAnother: the page opened after the run draws it from its first step, and the
+// other run overlaid, both in the hover box.
+func wholeRunBesideAnother(ctx context.Context, t *testing.T, longRun int, other, artifacts string) {
 	waitUntil(ctx, t, "both runs' curves drawn",
 		`+document.getElementById("chart").dataset.runs === 2`, 30*time.Second)
 	var curve struct {

@@ -28,9 +28,15 @@ import (
 
 const fashionMnist = "/usr/share/datasets/fashion-mnist"
 
-// startLocal starts `pstrain local --keep-serving` with `workers` workers and returns worker 0's
-// page URL; the run is stopped (SIGTERM to its PID, which stops its children) when the test ends.
-func startLocal(t *testing.T, workers, trainSteps int) string {
+// localRun is a `pstrain local` run: worker 0's page and the launcher's PID.
+type localRun struct {
+	url string
+	pid int
+}
+
+// startLocal starts `pstrain local --keep-serving` with `workers` workers; the run is stopped
+// (SIGTERM to its PID, which stops its children) when the test ends.
+func startLocal(t *testing.T, workers, trainSteps int) localRun {
 	binary := os.Getenv("TEST_PSTRAIN_BINARY")
 	if binary == "" {
 		t.Fatal("TEST_PSTRAIN_BINARY must name the pstrain binary")
@@ -62,11 +68,54 @@ func startLocal(t *testing.T, workers, trainSteps int) string {
 	}()
 	select {
 	case url := <-urls:
-		return url
+		return localRun{url, cmd.Process.Pid}
 	case <-time.After(30 * time.Second):
 		t.Fatal("pstrain local did not print worker 0's page URL")
 	}
+	return localRun{}
+}
+
+// child is one of a run's processes, found among the launcher's children by its arguments.
+type child struct {
+	pid  int
+	args []string
+}
+
+// lastFlag is the value of the child's last `flag`, the one it uses.
+func (c child) lastFlag(flag string) string {
+	for i := len(c.args) - 2; i >= 0; i-- {
+		if c.args[i] == flag {
+			return c.args[i+1]
+		}
+	}
 	return ""
+}
+
+// childOf finds the launcher's child with this --role and --index in /proc.
+func childOf(t *testing.T, launcher int, role string, index int) child {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, stat := range stats {
+		text, err := os.ReadFile(stat)
+		if err != nil {
+			continue  // it ended
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
+		fields := strings.Fields(string(text[bytes.LastIndexByte(text, ')')+1:]))
+		if len(fields) < 2 || fields[1] != strconv.Itoa(launcher) {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join(filepath.Dir(stat), "cmdline"))
+		if err != nil {
+			continue
+		}
+		c := child{args: strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")}
+		c.pid, _ = strconv.Atoi(filepath.Base(filepath.Dir(stat)))
+		if c.lastFlag("--role") == role && c.lastFlag("--index") == strconv.Itoa(index) {
+			return c
+		}
+	}
+	t.Fatalf("no %s %d among the children of pstrain local (PID %d)", role, index, launcher)
+	return child{}
 }
 
 // waitUntil evaluates the JavaScript condition every 50 ms until it is true.
@@ -150,7 +199,7 @@ func browser(t *testing.T, timeout time.Duration) context.Context {
 
 func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 	artifacts := artifactDir(t)
-	url := startLocal(t, 2, 15000)
+	url := startLocal(t, 2, 15000).url
 	ctx := browser(t, 6*time.Minute)
 
 	if err := chromedp.Run(ctx, chromedp.Navigate(url)); err != nil {
