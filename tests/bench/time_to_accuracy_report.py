@@ -20,7 +20,7 @@ def curve(base):
     for line in open(os.path.join(base, "worker-0", "events.jsonl")):
         event = json.loads(line)
         if event["event"] == "accuracy":
-            points.append((event["takenAt"] - start, event["step"], event["accuracy"]))
+            points.append((event["taken_at"] - start, event["step"], event["accuracy"]))
     staleness = []
     for path in glob.glob(os.path.join(base, "ps-*", "events.jsonl")):
         for line in open(path):
