@@ -2,7 +2,6 @@
 
 #include <limits>
 
-
 namespace pstrain::app {
 
 namespace event = observe::event;
