@@ -51,7 +51,7 @@ def time_to_accuracy(run, target=0.85):
             continue  # a partial last line
         if event.get("event") == "accuracy" and event["accuracy"] >= target:
             # When the parameters were taken: they are evaluated later, off the training thread.
-            return event.get("takenAt", event["time"]) - run["_start"]
+            return event.get("taken_at", event["time"]) - run["_start"]
     return None
 
 

@@ -20,8 +20,10 @@ def curve(base):
     for line in open(os.path.join(base, "worker-0", "events.jsonl")):
         event = json.loads(line)
         if event["event"] == "accuracy":
-            # When the parameters were taken (a build that evaluates on the training thread: then).
-            taken = event.get("takenAt", event["time"])
+            # When the parameters were taken: taken_at (takenAt in builds before snapshots were
+            # recorded in snake_case; the event's own time in builds that evaluated on the
+            # training thread, whose accuracy events say neither).
+            taken = event.get("taken_at", event.get("takenAt", event["time"]))
             points.append((taken - start, event["step"], event["accuracy"]))
     staleness = []
     for path in glob.glob(os.path.join(base, "ps-*", "events.jsonl")):

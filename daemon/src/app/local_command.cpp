@@ -275,7 +275,6 @@ std::optional<Summary> resultOfRun(const std::string& path, const std::string& r
 Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
                     const std::string& resultPath, const std::string& runId,
                     observe::Events& events) {
-  auto logger = log::logger("local");
   ProgressReporter progress(chiefHttpPort(children));
   for (;;) {
     if (auto summary = resultOfRun(resultPath, runId)) {
@@ -296,8 +295,7 @@ Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
         throw ExitError(what + ": " + lastLine(child.dir + "/stderr.log"),
                         *status == 0 ? kExitFailure : *status);
       }
-      logger->warn("{}; starting it again (restart {})", what, ++child.restarts);
-      events.restarted(child.name, *status, child.restarts);
+      events.emit(observe::event::restarted(child.name, *status, ++child.restarts));
       std::lock_guard<std::mutex> lock(childrenMutex);
       child.start();
     }
@@ -390,11 +388,12 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
         settings.ps, settings.workers, settings.logDir, describeBlasCore());
     const std::string page = "http://127.0.0.1:" +
                              std::to_string(chiefHttpPort(children)) + "/";
-    logger->info("worker 0's page: {}", page);
+    events.emit(observe::event::page(page));
     summary = awaitResult(children, running, resultPath, runId, events);
     if (keepServing) {
       summary.elapsedSeconds = secondsSince(start);
-      events.done(summary.globalStep, summary.elapsedSeconds, summary.testAccuracy);
+      events.emit(observe::event::runDone(summary.globalStep, summary.elapsedSeconds,
+                                          summary.testAccuracy));
       report(summary, settings, children, summaryPath);
       logger->info("the processes stay up until stopped (Ctrl-C): predictions and the page at {}",
                    page);
@@ -402,7 +401,8 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
     }
   }
   summary.elapsedSeconds = secondsSince(start);
-  events.done(summary.globalStep, summary.elapsedSeconds, summary.testAccuracy);
+  events.emit(
+      observe::event::runDone(summary.globalStep, summary.elapsedSeconds, summary.testAccuracy));
   report(summary, settings, children, summaryPath);
   return kExitOk;
 }

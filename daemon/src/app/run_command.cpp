@@ -53,10 +53,12 @@ constexpr double kHandshakeSeconds = 5;
   net::Listener listener(
       net::Listener::Options{"ps", placement.listenPort, server.maxPayload(),
                              net::helloFrameBytes(), kHandshakeSeconds, &metrics.traffic,
-                             &metrics.rejectedConnections},
+                             [&metrics](const std::string& address, const std::string& reason) {
+                               ++metrics.rejectedConnections;
+                               metrics.events().emit(observe::event::rejected(address, reason));
+                             }},
       [&server](net::Channel& channel) { server.serve(channel); });
-  log::logger("ps")->info("PS {}: listening on port {}", placement.index, listener.port());
-  metrics.events().listening(listener.port());
+  metrics.events().emit(observe::event::listening(placement.index, listener.port()));
   log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });
   idleUntilTerminated();
@@ -80,10 +82,9 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   const bool chief = placement.index == 0;
   const auto runId = config::runFingerprint(settings);
   if (auto step = completedGlobalStep(settings.checkpointDir, runId)) {
-    logger->info("Worker {}: run {} completed already at global step {}; not training it again",
-                 placement.index, runId, *step);
     metrics.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
-    metrics.events().alreadyCompleted(*step);
+    metrics.events().emit(
+        observe::event::alreadyCompleted(placement.index, std::to_string(runId), *step));
     metrics.setState(observe::State::kCompleted);
     serveModelFile(model, settings.logDir + "/model.bin");
     idleUntilTerminated();
@@ -171,8 +172,7 @@ int runDaemon(const std::vector<std::string>& args) {
                          settings.logDir + "/" + observe::kEventsFile);
   handleTerminationSignals([&events](int signal) {
     const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
-    log::logger("app")->info("received {}, exiting", name);
-    events.stopped(name);
+    events.emit(observe::event::stopped(name));
     return kExitOk;
   });
   // A worker's BLAS threads are its CPU limit. A ps multiplies factored pushes out on each
@@ -187,11 +187,9 @@ int runDaemon(const std::vector<std::string>& args) {
   }
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
-  log::logger("app")->info(
-      "pstrain {}: {} {} of a run of {} ps; ps: {}; BLAS kernels: {}; BLAS threads: {}; pid {}",
-      PSTRAIN_VERSION, roleName(placement.role), placement.index, settings.ps, peers,
-      describeBlasCore(), blasThreads(), ::getpid());
-  events.started(PSTRAIN_VERSION, ::getpid(), blasCoreInUse(), blasThreads());
+  events.emit(observe::event::started(PSTRAIN_VERSION, roleName(placement.role), placement.index,
+                                      settings.ps, peers, blasCoreInUse(),
+                                      describeBlasCore(), blasThreads(), ::getpid()));
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),
                            events);

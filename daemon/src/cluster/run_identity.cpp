@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/log.hpp"
 #include "pstrain/net/retry.hpp"
 
 namespace pstrain::cluster {
@@ -55,6 +56,10 @@ std::string configMapUid(const KubernetesApi& api, const std::string& podNamespa
   const std::string path = "/api/v1/namespaces/" + podNamespace + "/configmaps/" + name;
   const std::string what = "ConfigMap " + podNamespace + "/" + name;
   std::string uid;
+  const auto waiting = [&](int attempt, const std::string& failure) {
+    log::logger("cluster")->info("waiting for {} (attempt {}): {}", api.endpoint.toString(),
+                                 attempt, failure);
+  };
   net::retryUntil(api.endpoint, deadline, [&] {
     std::string body;
     Poco::Net::HTTPResponse response;
@@ -86,7 +91,7 @@ std::string configMapUid(const KubernetesApi& api, const std::string& podNamespa
     } catch (const std::exception&) {  // not JSON, or no such field (Poco's or std::bad_cast)
       throw ConfigError("the Kubernetes API's answer for " + what + " holds no metadata.uid");
     }
-  });
+  }, waiting);
   return uid;
 }
 

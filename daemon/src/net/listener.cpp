@@ -2,6 +2,7 @@
 
 #include <Poco/Net/NetException.h>
 #include <Poco/Net/PollSet.h>
+#include <fmt/format.h>
 
 #include <chrono>
 #include <map>
@@ -115,9 +116,8 @@ void Listener::watch() {
         continue;
       }
       auto stream = it->second.first;
-      if (options_.rejected) ++*options_.rejected;
-      logger->info("closing connection from {}: no complete first frame within {} s",
-                   addressOf(stream), options_.handshakeSeconds);
+      reject(options_.rejected, options_.name, addressOf(stream),
+             fmt::format("no complete first frame within {} s", options_.handshakeSeconds));
       pollSet.remove(stream);
       stream.close();
       it = pending.erase(it);

@@ -139,7 +139,7 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& address) {
   auto serverEnd = std::make_shared<End>(toServer, toClient, client);
   Session session{address, serverEnd, {}};
   session.thread = std::thread([serverEnd, serve = listener->second] {
-    runSession(*serverEnd, serve, "ps", nullptr);
+    runSession(*serverEnd, serve, "ps", {});
     serverEnd->close();
   });
   sessions_.push_back(std::move(session));

@@ -4,13 +4,11 @@
 #include <thread>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/common/log.hpp"
 
 namespace pstrain::net {
 
 void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point deadline,
-                const std::function<void()>& attempt) {
-  auto logger = log::logger("net");
+                const std::function<void()>& attempt, const Waiting& waiting) {
   auto backoff = std::chrono::milliseconds(50);
   const auto maxBackoff = std::chrono::milliseconds(2000);
   for (int count = 1;; ++count) {
@@ -26,10 +24,7 @@ void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point 
                              ", until the peer timeout (" + std::to_string(count) +
                              " attempts)");
     }
-    // First attempt, then every few: enough to see a wait without flooding the log.
-    if (count == 1 || count % 10 == 0) {
-      logger->info("waiting for {} (attempt {}): {}", endpoint.toString(), count, failure);
-    }
+    if (count == 1 || count % 10 == 0) waiting(count, failure);
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, maxBackoff);
   }

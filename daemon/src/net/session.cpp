@@ -7,17 +7,25 @@
 
 namespace pstrain::net {
 
+void reject(const Rejected& rejected, const std::string& loggerName, const std::string& address,
+            const std::string& reason) {
+  if (rejected) {
+    rejected(address, reason);
+  } else {
+    log::logger(loggerName)->warn("closing connection from {}: {}", address, reason);
+  }
+}
+
 void runSession(Channel& channel, const Serve& serve, const std::string& loggerName,
-                std::atomic<std::uint64_t>* rejected) {
+                const Rejected& rejected) {
   auto logger = log::logger(loggerName);
   const std::string peer = channel.peerName();
   try {
     try {
       serve(channel);
     } catch (const ProtocolError& e) {
-      if (rejected) ++*rejected;
+      reject(rejected, loggerName, peer, e.what());
       // Tell a confused peer why before closing; it may not be listening any more.
-      logger->warn("closing connection from {}: {}", peer, e.what());
       channel.sendError(e.what());
     }
   } catch (const PeerError& e) {

@@ -132,7 +132,7 @@ Metrics::Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& event
       registry_(std::make_shared<prometheus::Registry>()),
       exposed_(std::make_unique<Exposed>(*registry_, labelsOf(role, ordinal), blasCore_)),
       counters_(std::make_unique<Counters>(*this, labelsOf(role, ordinal))) {
-  events_.state(state_);
+  events_.emit(event::state(state_));
 }
 
 Metrics::~Metrics() = default;
@@ -155,7 +155,7 @@ Metrics::Staleness Metrics::stalenessSummary() const {
 }
 
 void Metrics::setState(State state) {
-  if (state_.exchange(state) != state) events_.state(state);
+  if (state_.exchange(state) != state) events_.emit(event::state(state));
 }
 
 void Metrics::recordStep(std::uint64_t globalStep, float loss) {

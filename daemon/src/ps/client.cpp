@@ -52,6 +52,8 @@ Client::Link Client::open(const net::Endpoint& endpoint, size_t offset,
     made.globalStep = welcome.globalStep;
     if (then) then(made);
     link = std::move(made);
+  }, [&](int attempt, const std::string& failure) {
+    observer_.waiting(endpoint, attempt, failure);
   });
   return link;
 }

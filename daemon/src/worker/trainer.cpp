@@ -122,7 +122,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                  1e3 * result.communicationSeconds / steps, 1e3 * result.waitingSeconds / steps,
                  double(result.bytesExchanged) / steps);
   }
-  observer_.trainingEnded(result.elapsedSeconds);
+  observer_.trainingEnded(globalStep, result.elapsedSeconds);
   if (chief) {
     evaluator->drain();
     // Every ps has stopped applying gradients, so this pull sees the final model.
@@ -133,7 +133,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     reportAccuracy({result.localSteps, globalStep, takenAt, *result.testAccuracy});
   }
   result.globalStep = globalStep;
-  observer_.done(globalStep, result.elapsedSeconds, result.testAccuracy);
+  observer_.done(globalStep);
   client_.finish(result.localSteps);
   return result;
 }

@@ -173,7 +173,7 @@ BOOST_AUTO_TEST_CASE(a_ps_runs_one_blas_thread_and_a_worker_its_share_of_the_cpu
   auto threadsOf = [&](const std::string& name) {
     auto started = eventsOf(cluster.logs.file(name), "started");
     BOOST_REQUIRE(!started.empty());
-    return started.front()->getValue<int>("blasThreads");
+    return started.front()->getValue<int>("blas_threads");
   };
   const char* chosen = std::getenv("OPENBLAS_NUM_THREADS");
   BOOST_TEST(threadsOf("ps-0") == 1);
@@ -212,8 +212,11 @@ BOOST_AUTO_TEST_CASE(unresolvable_peer_ends_after_its_deadline) {
                             "--log-to-stdout", "false"},
                            30);
   expectOneErrorLine(result, 4, "no-such-peer.invalid:8000: DNS name did not resolve");
-  auto log = readText(cluster.logs.file("deploy.log"));
-  BOOST_TEST(contains(log, "waiting for no-such-peer.invalid:8000 (attempt 1): DNS name did not resolve"));
+  auto waiting = eventsOf(cluster.logs.path(), "waiting");
+  BOOST_REQUIRE(!waiting.empty());
+  BOOST_TEST(waiting[0]->getValue<std::string>("peer") == "ps no-such-peer.invalid:8000");
+  BOOST_TEST(waiting[0]->getValue<int>("attempt") == 1);
+  BOOST_TEST(contains(waiting[0]->getValue<std::string>("reason"), "DNS name did not resolve"));
 }
 
 // A failure that is none of pstrain's own errors (here std::filesystem's: worker 0 makes its

@@ -134,7 +134,7 @@ BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
   long firstLocalStepAfter = 0;
   for (const auto& step : eventsOf(logs.file("worker-1"), "step")) {
     if (step->getValue<double>("time") < restartTime) continue;
-    firstLocalStepAfter = step->getValue<long>("localStep");
+    firstLocalStepAfter = step->getValue<long>("local_step");
     break;
   }
   BOOST_TEST(firstLocalStepAfter == 1);
@@ -204,7 +204,7 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
   auto worker = restart("worker");
   BOOST_TEST(waitFor(
       [&] {
-        auto found = lastEventOf(logs.file("worker-1"), "alreadyCompleted");
+        auto found = lastEventOf(logs.file("worker-1"), "already_completed");
         return found && found->getValue<long>("step") == kSteps;
       },
       std::chrono::seconds(20)));

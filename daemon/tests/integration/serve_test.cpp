@@ -15,6 +15,7 @@
 #include "pstrain/app/summary.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "support/events.hpp"
 #include "support/http.hpp"
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
@@ -144,11 +145,13 @@ struct LocalRun {
                                  std::to_string(trainSteps), "--log-dir", logs.path(),
                                  "--keep-serving"},
         logs.file("local.out"), logs.file("local.err"));
-    const std::regex page(R"(worker 0's page: http://127\.0\.0\.1:(\d+)/)");
+    const std::regex page(R"(http://127\.0\.0\.1:(\d+)/)");
     std::smatch match;
     BOOST_REQUIRE(waitFor([&] {
-      std::string out = readText(logs.file("local.out"));
-      if (!std::regex_search(out, match, page)) return false;
+      auto announced = lastEventOf(logs.path(), "page");
+      if (!announced) return false;
+      const auto url = announced->getValue<std::string>("url");
+      if (!std::regex_match(url, match, page)) return false;
       chiefPort = std::stoi(match[1]);
       return true;
     }, std::chrono::seconds(30)));

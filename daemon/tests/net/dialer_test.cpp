@@ -4,7 +4,9 @@
 #include <Poco/Net/ServerSocket.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/net/dialer.hpp"
@@ -15,9 +17,11 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
+const Waiting kUntold = [](int, const std::string&) {};
+
 Poco::Net::StreamSocket connectWithRetry(const Endpoint& endpoint, Clock::time_point deadline) {
   Poco::Net::StreamSocket socket;
-  retryUntil(endpoint, deadline, [&] { socket = connectOnce(endpoint); });
+  retryUntil(endpoint, deadline, [&] { socket = connectOnce(endpoint); }, kUntold);
   return socket;
 }
 
@@ -81,21 +85,26 @@ BOOST_AUTO_TEST_CASE(a_refusal_or_a_protocol_error_is_not_retried) {
                                [&] {
                                  ++attempts;
                                  throw pstrain::RefusedError("ps refused: another run");
-                               }),
+                               }, kUntold),
                     pstrain::RefusedError);
   BOOST_CHECK_THROW(retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10),
                                [&] {
                                  ++attempts;
                                  throw pstrain::ProtocolError("bad magic");
-                               }),
+                               }, kUntold),
                     pstrain::ProtocolError);
   BOOST_TEST(attempts == 2);
 }
 
 BOOST_AUTO_TEST_CASE(an_unreachable_peer_is_tried_again_until_an_attempt_succeeds) {
   int attempts = 0;
+  std::vector<std::string> told;
   retryUntil({"ps", 1}, Clock::now() + std::chrono::seconds(10), [&] {
     if (++attempts < 3) throw pstrain::UnreachableError("closed by the peer");
+  }, [&](int attempt, const std::string& failure) {
+    told.push_back(std::to_string(attempt) + ": " + failure);
   });
   BOOST_TEST(attempts == 3);
+  // The first failure is told, the second not (then every tenth): a wait is seen, not flooded.
+  BOOST_TEST(told == std::vector<std::string>{"1: closed by the peer"});
 }

@@ -1,6 +1,8 @@
 #define BOOST_TEST_MODULE events
 #include <boost/test/unit_test.hpp>
 
+#include <fmt/format.h>
+
 #include <fstream>
 
 #include "pstrain/common/error.hpp"
@@ -33,9 +35,9 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   const auto path = dir.file(kEventsFile);
   {
     Events events("ps", 1, path);
-    events.step(42, 0.25f, 3, 17, 1.5);
-    events.checkpoint(42, "/ckpt/\"odd\" name.bin");
-    events.step(43, std::numeric_limits<float>::quiet_NaN(), 0, 1, 0);
+    events.emit(event::psStep(1, 42, 3, 17, 0.25f, 1.5));
+    events.emit(event::checkpoint(1, 42, "/ckpt/\"odd\" name.bin"));
+    events.emit(event::psStep(1, 43, 0, 1, std::numeric_limits<float>::quiet_NaN(), 0));
     pstrain::log::flush();
   }
   auto lines = pstrain::testing::lines(pstrain::testing::readText(path));
@@ -47,7 +49,7 @@ BOOST_AUTO_TEST_CASE(each_line_is_one_object_with_time_role_index_and_fields) {
   BOOST_TEST(step->getValue<std::uint64_t>("step") == 42u);
   BOOST_TEST(step->getValue<double>("loss") == 0.25);
   BOOST_TEST(step->getValue<int>("worker") == 3);
-  BOOST_TEST(step->getValue<std::uint64_t>("localStep") == 17u);
+  BOOST_TEST(step->getValue<std::uint64_t>("local_step") == 17u);
   BOOST_TEST(step->getValue<double>("staleness") == 1.5);
   const double time = step->getValue<double>("time");
   BOOST_TEST(std::abs(time - pstrain::unixTime()) < 60);
@@ -59,7 +61,7 @@ BOOST_AUTO_TEST_CASE(everything_but_steps_reaches_the_file_at_once) {
   TempDir dir;
   const auto path = dir.file(kEventsFile);
   Events events("worker", 0, path);
-  events.lost("ps a:1", "connection reset");
+  events.emit(event::lost(0, "a:1", "connection reset"));
   // No flush: a reader sees it as soon as it is recorded.
   auto read = readEvents(path);
   BOOST_REQUIRE(read.size() == 1u);
@@ -75,7 +77,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partia
     out << R"({"time":1.0,"role":"ps","index":0,"event":"step","st)";  // killed mid-line
   }
   Events events("ps", 0, path);
-  events.started("1", 42, "Haswell", 1);
+  events.emit(event::started("1", "ps", 0, 1, "a:1", "Haswell", "Haswell", 1, 42));
   auto read = readEvents(path);
   BOOST_REQUIRE(read.size() == 1u);
   BOOST_TEST(read[0]->getValue<int>("pid") == 42);
@@ -87,13 +89,13 @@ BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
   BOOST_TEST(empty->getValue<std::uint64_t>("next") == 0u);
   BOOST_TEST(empty->getArray("events")->size() == 0u);
 
-  events.state(State::kTraining);
-  events.workerStep(1, 10, 0.5f);
+  events.emit(event::state(State::kTraining));
+  events.emit(event::workerStep(2, 10, 1, 0.5f));
   auto first = parseObject(events.since(0));
   BOOST_TEST(first->getValue<std::uint64_t>("next") == 2u);
   BOOST_TEST(eventNames(first->getArray("events")) == (std::vector<std::string>{"state", "step"}));
 
-  events.accuracy(1, 10, 0.75, 1.0e9);
+  events.emit(event::accuracy(1, 10, 0.75, 1.0e9));
   auto next = parseObject(events.since(2));
   BOOST_TEST(next->getValue<std::uint64_t>("next") == 3u);
   BOOST_TEST(eventNames(next->getArray("events")) == std::vector<std::string>{"accuracy"});
@@ -101,7 +103,7 @@ BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
   BOOST_TEST(parseObject(events.since(3))->getArray("events")->size() == 0u);
 
   // Only the latest 3 are kept: asking from 0 gives those.
-  events.done(10, 1.5, 0.75);
+  events.emit(event::done("worker", 10, 1.5));
   auto kept = parseObject(events.since(0));
   BOOST_TEST(kept->getValue<std::uint64_t>("next") == 4u);
   BOOST_TEST(eventNames(kept->getArray("events")) ==
@@ -142,12 +144,12 @@ BOOST_AUTO_TEST_CASE(metrics_records_each_change_of_state_once) {
 BOOST_AUTO_TEST_CASE(history_holds_the_whole_run_after_since_has_let_its_start_go) {
   Events events("worker", 0, "", 8, 16);
   for (std::uint64_t step = 1; step <= 100; ++step) {
-    events.workerStep(step, step, 1.0f / float(step));
+    events.emit(event::workerStep(0, step, step, 1.0f / float(step)));
     if (step % 50 == 0) {
-      events.accuracy(step, step, 0.5 + double(step) / 1000, 1.0e9 + double(step));
+      events.emit(event::accuracy(step, step, 0.5 + double(step) / 1000, 1.0e9 + double(step)));
     }
   }
-  events.workerStep(101, 101, std::numeric_limits<float>::quiet_NaN());  // not known: no point
+  events.emit(event::workerStep(0, 101, 101, std::numeric_limits<float>::quiet_NaN()));  // no point
   // /events keeps the latest 8 only.
   auto recent = parseObject(events.since(0))->getArray("events");
   BOOST_TEST(recent->getObject(0)->getValue<std::uint64_t>("step") > 90u);
@@ -164,4 +166,41 @@ BOOST_AUTO_TEST_CASE(history_holds_the_whole_run_after_since_has_let_its_start_g
   BOOST_TEST(accuracy->getArray(1)->getElement<std::uint64_t>(0) == 100u);
   BOOST_TEST(accuracy->getArray(1)->getElement<double>(1) == 1.0e9 + 100);  // when taken
   BOOST_TEST(accuracy->getArray(1)->getElement<double>(2) == 0.6);
+}
+
+BOOST_AUTO_TEST_CASE(the_log_lines_are_rendered_from_the_event_recorded) {
+  TempDir dir;
+  pstrain::log::init(dir.path(), false);
+  Events events("ps", 1, dir.file(kEventsFile));
+  const auto step = event::psStep(1, 400, 3, 17, 0.25f, 1.5);
+  events.emit(step);
+  const auto done = event::done("ps", 400, 12.5);
+  events.emit(done);
+  pstrain::log::flush();
+  const auto log = pstrain::testing::readText(dir.file("deploy.log"));
+  // The seed's wording, which people and the chart's docs tail.
+  BOOST_TEST(log.find("[ps] PS 1: global step 400 done (worker 3, local step 17, loss 0.2500)\n") !=
+             std::string::npos, log);
+  BOOST_TEST(log.find(fmt::format("[ps] Training ends @ {:.6f}\n", done.time)) != std::string::npos,
+             log);
+  BOOST_TEST(log.find("[ps] Training elapsed time: 12.500000 s\n") != std::string::npos, log);
+  auto recorded = readEvents(dir.file(kEventsFile));
+  BOOST_REQUIRE(recorded.size() == 2u);
+  BOOST_TEST(recorded[0]->getValue<std::uint64_t>("step") == 400u);
+  BOOST_TEST(recorded[0]->getValue<std::uint64_t>("local_step") == 17u);
+  BOOST_TEST(recorded[1]->getValue<double>("elapsed_s") == 12.5);
+  BOOST_TEST(std::abs(recorded[1]->getValue<double>("time") - done.time) < 0.001);
+}
+
+BOOST_AUTO_TEST_CASE(a_ps_step_and_a_worker_step_have_the_same_fields) {
+  auto keys = [](const Event& e) {
+    std::vector<std::string> names;
+    for (const auto& field : e.fields) names.push_back(field.key);
+    return names;
+  };
+  const auto ps = event::psStep(0, 10, 1, 5, 0.5f, 2.0);
+  const auto worker = event::workerStep(1, 10, 5, 0.5f);
+  BOOST_TEST(keys(ps) == keys(worker));
+  BOOST_TEST(keys(ps) ==
+             (std::vector<std::string>{"step", "local_step", "worker", "loss", "staleness"}));
 }

@@ -10,6 +10,7 @@
 
 using namespace pstrain::plot;
 using pstrain::observe::Events;
+namespace event = pstrain::observe::event;
 using pstrain::observe::State;
 using pstrain::testing::TempDir;
 
@@ -17,13 +18,14 @@ BOOST_AUTO_TEST_CASE(reads_loss_from_ps_steps_and_accuracy_at_its_global_step) {
   TempDir dir;
   {
     Events ps("ps", 0, dir.file("ps.jsonl"));
-    ps.state(State::kTraining);
-    ps.step(1, 2.3f, 0, 1, 0);
-    ps.step(2, 1.5f, 1, 1, 0);
+    ps.emit(event::state(State::kTraining));
+    ps.emit(event::psStep(0, 1, 0, 1, 2.3f, 0));
+    ps.emit(event::psStep(0, 2, 1, 1, 1.5f, 0));
     Events worker("worker", 0, dir.file("worker.jsonl"));
-    worker.workerStep(1, 1, 9.0f);  // a worker's loss is its own batch's: not plotted
-    worker.workerStep(2, 3, 9.0f);
-    worker.accuracy(2, 3, 0.75, 1.0e9);
+    // A worker's loss is its own batch's: not plotted.
+    worker.emit(event::workerStep(0, 1, 1, 9.0f));
+    worker.emit(event::workerStep(0, 3, 2, 9.0f));
+    worker.emit(event::accuracy(2, 3, 0.75, 1.0e9));
   }
   auto curve = readTrainingCurve({dir.file("ps.jsonl"), dir.file("worker.jsonl")});
   BOOST_REQUIRE(curve.loss.size() == 2u);

@@ -85,8 +85,8 @@ func workersFirst(t *testing.T) {
 	if err := c.start("mnist-worker"); err != nil {
 		t.Fatal(err)
 	}
-	t.Run("worker 0 logs that it waits for the ps DNS names while no ps exists", func(t *testing.T) {
-		err := harness.Until(ctx, "'waiting for … DNS name' in worker 0's log", func() (bool, string, error) {
+	t.Run("worker 0 records that it waits for the ps DNS names while no ps exists", func(t *testing.T) {
+		err := harness.Until(ctx, "a waiting event for a DNS name in worker 0's events", func() (bool, string, error) {
 			if broken, err := harness.Unhealthy(ctx, c, harness.WorkerPods...); err != nil || broken != "" {
 				return false, broken, errors.Join(err, errors.New("a worker is not healthy"))
 			}

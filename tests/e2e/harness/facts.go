@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -16,8 +15,7 @@ import (
 
 // This file is the one place that reads what the daemon reports about a run: each pod's
 // events.jsonl on the node (docs/operations.md, "Events"), and worker 0's result.json. The log
-// lines are for people: only what a scenario shows a person (Tails) or what no event says
-// (WaitingForDNS) is read from deploy.log.
+// lines are for people: only what a scenario shows a person (Tails) is read from deploy.log.
 
 // PodEvents is the pod's events file, as values.yml mounts its log directory.
 const PodEvents = "/tmp/mnist-log/events.jsonl"
@@ -65,20 +63,18 @@ func errorSuffix(err error) string {
 	return ""
 }
 
-var waitingDNS = regexp.MustCompile(`waiting for \S+.*DNS name did not resolve`)
-
-// WaitingForDNS is the first line of the pod's deploy.log on the node saying that it waits for
-// a ps whose DNS name does not resolve, "" when there is none. No event says it: a worker that
-// waits has recorded only its start.
+// WaitingForDNS is the first event of the pod's events.jsonl on the node saying that it waits
+// for a ps whose DNS name does not resolve, as the daemon wrote it; "" when there is none.
 func WaitingForDNS(c Cluster, pod string) string {
-	log, _ := os.ReadFile(filepath.Join(c.LogDir(), pod, "deploy.log"))
-	return waitingDNSLine(string(log))
+	data, _ := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
+	events, _ := ReadEvents(data) // the lines before a broken one
+	return waitingForDNS(events)
 }
 
-func waitingDNSLine(log string) string {
-	for _, line := range strings.Split(log, "\n") {
-		if waitingDNS.MatchString(line) {
-			return line
+func waitingForDNS(events []Event) string {
+	for _, e := range events {
+		if e.Event == "waiting" && strings.HasPrefix(e.Peer, "ps ") && strings.Contains(e.Reason, "DNS name did not resolve") {
+			return e.Line
 		}
 	}
 	return ""
@@ -93,10 +89,11 @@ type Event struct {
 	// Step is the global step of the events that have one (hasStep).
 	Step      int `json:"-"`
 	hasStep   bool
-	Peer      string `json:"peer"` // "ps HOST:PORT", "worker N"
+	Peer      string `json:"peer"`   // "ps HOST:PORT", "worker N"
+	Reason    string `json:"reason"` // why: lost, waiting, rejected
 	Completed bool   `json:"completed"`
 	// BlasThreads are the threads OpenBLAS uses for a call (started).
-	BlasThreads int `json:"blasThreads"`
+	BlasThreads int `json:"blas_threads"`
 	// Line is the line as the daemon wrote it, to show.
 	Line string `json:"-"`
 }
@@ -213,7 +210,7 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.Restored = append(f.Restored, e)
 		case "done":
 			f.RunsEnded++
-		case "alreadyCompleted":
+		case "already_completed":
 			f.CompletedAlready = true
 		case "lost":
 			f.Lost = append(f.Lost, e)

@@ -74,7 +74,7 @@ func TestFindsEventsOfAnotherProcess(t *testing.T) {
 func TestReadsACompletedRun(t *testing.T) {
 	// As docs/operations.md, "Events", describes the event, no run here having found its run
 	// completed.
-	events, err := ReadEvents([]byte(`{"time":1795260643.153,"role":"worker","index":1,"event":"alreadyCompleted","step":3000}` + "\n"))
+	events, err := ReadEvents([]byte(`{"time":1795260643.153,"role":"worker","index":1,"event":"already_completed","step":3000}` + "\n"))
 	if f := ReadFacts("mnist-worker-1", events); err != nil || !f.CompletedAlready || f.Step != 3000 || f.RunsEnded != 0 {
 		t.Errorf("%+v %v", f, err)
 	}
@@ -118,16 +118,17 @@ func TestTellsAPSByItsDNSName(t *testing.T) {
 	}
 }
 
-func TestFindsTheDNSWaitInTheLog(t *testing.T) {
-	// Lines as the daemon writes them (daemon/src/net/retry.cpp).
-	const log = `[2026-11-21 11:30:40.000100] [app] pstrain 0.1.0: worker 0 of 2 ps and 2 workers; ps: mnist-ps-0.mnist-ps:9000 mnist-ps-1.mnist-ps:9000; BLAS kernels: Haswell; BLAS threads: 1; pid 1
-[2026-11-21 11:30:40.100000] [net] waiting for mnist-ps-1.mnist-ps:9000 (attempt 1): DNS name did not resolve (Host not found)
-[2026-11-21 11:30:41.100000] [net] waiting for mnist-ps-1.mnist-ps:9000 (attempt 2): DNS name did not resolve (Host not found)
+func TestFindsTheDNSWaitInTheEvents(t *testing.T) {
+	// Events as the daemon writes them (daemon/src/observe/event.cpp).
+	const data = `{"time":1795260640.000,"role":"worker","index":0,"event":"started","version":"0.1.0","pid":1,"ps_hosts":"mnist-ps-0.mnist-ps:9000,mnist-ps-1.mnist-ps:9000","blas_core":"Haswell","blas_threads":1}
+{"time":1795260640.100,"role":"worker","index":0,"event":"waiting","peer":"ps mnist-ps-1.mnist-ps:9000","attempt":1,"reason":"DNS name did not resolve (Host not found)"}
+{"time":1795260641.100,"role":"worker","index":0,"event":"waiting","peer":"ps mnist-ps-1.mnist-ps:9000","attempt":10,"reason":"DNS name did not resolve (Host not found)"}
 `
-	if line := waitingDNSLine(log); !strings.Contains(line, "(attempt 1)") {
-		t.Errorf("%q", line)
+	events, err := ReadEvents([]byte(data))
+	if line := waitingForDNS(events); err != nil || !strings.Contains(line, `"attempt":1,`) {
+		t.Errorf("%q %v", line, err)
 	}
-	if line := waitingDNSLine(strings.SplitAfter(log, "\n")[0]); line != "" {
+	if line := waitingForDNS(events[:1]); line != "" {
 		t.Errorf("%q", line)
 	}
 }

@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
   void lost(const net::Endpoint& ps, const std::string& reason) override;
   void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                    std::uint64_t globalStep) override;
+  void waiting(const net::Endpoint& ps, int attempt, const std::string& reason) override;
 
   void divided(std::uint32_t rank, std::uint32_t workers, const worker::Slice& slice,
                size_t total) override;
@@ -31,9 +31,8 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
   void stepDone(std::uint64_t localStep, std::uint64_t globalStep, float loss) override;
   void evaluated(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                  double takenAt) override;
-  void trainingEnded(double elapsedSeconds) override;
-  void done(std::uint64_t globalStep, double elapsedSeconds,
-            std::optional<double> accuracy) override;
+  void trainingEnded(std::uint64_t globalStep, double elapsedSeconds) override;
+  void done(std::uint64_t globalStep) override;
 
  private:
   const int index_;

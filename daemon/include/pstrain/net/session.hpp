@@ -1,7 +1,5 @@
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -12,10 +10,17 @@ namespace pstrain::net {
 // What a server does with one peer's channel, until the peer leaves.
 using Serve = std::function<void(Channel&)>;
 
+// Told of a connection refused, from `address`, and why (the caller records and logs it).
+using Rejected = std::function<void(const std::string& address, const std::string& reason)>;
+
+// Tells `rejected` of a refused connection, or, when there is none, logs it to `loggerName`.
+void reject(const Rejected& rejected, const std::string& loggerName, const std::string& address,
+            const std::string& reason);
+
 // Runs `serve` on `channel` and logs how it ended. A peer that broke the protocol is told why
-// (an error frame) and counted in `rejected`; a peer that vanished ends only its own session.
+// (an error frame) and rejected; a peer that vanished ends only its own session.
 // Nothing escapes: one peer never takes the server down.
 void runSession(Channel& channel, const Serve& serve, const std::string& loggerName,
-                std::atomic<std::uint64_t>* rejected);
+                const Rejected& rejected);
 
 }  // namespace pstrain::net

@@ -13,21 +13,18 @@
 #include <spdlog/logger.h>
 
 #include "pstrain/observe/downsampled_series.hpp"
+#include "pstrain/observe/event.hpp"
 
 namespace pstrain::observe {
 
 // The file each process writes in its log dir.
 inline constexpr const char* kEventsFile = "events.jsonl";
 
-enum class State { kWaiting, kTraining, kCompleted };
-std::string stateName(State state);
-
 // The machine-readable record of one process: what happened, one JSON object a line in
 // `events.jsonl` beside deploy.log, and the latest events in memory for GET /events. The plot,
-// the tests and the page read these; people read deploy.log, whose wording may change.
-// Every object has time (Unix seconds), role, index and event, then the event's own fields;
-// the methods below are the one place that names events and fields (docs/operations.md, "Events").
-// Safe to call from any thread.
+// the tests and the page read these; people read deploy.log, whose lines emit() writes from the
+// same event. Every object has time (Unix seconds), role, index and event, then the event's own
+// fields (event.hpp). Safe to call from any thread.
 class Events {
  public:
   // `role`: "ps", "worker", "local" or "serve". `path`: the file to append to, or "" for
@@ -41,47 +38,8 @@ class Events {
   Events(const Events&) = delete;
   Events& operator=(const Events&) = delete;
 
-  void started(const std::string& version, long pid, const std::string& blasCore,
-               int blasThreads);
-  void state(State state);
-  // A ps accepts workers on `port`.
-  void listening(int port);
-  // A ps's global step (at the cadence of its progress line).
-  // `staleness`: the mean of the pushes applied since the previous step event.
-  void step(std::uint64_t globalStep, float loss, std::uint32_t worker, std::uint64_t localStep,
-            double staleness);
-  // A ps at the end of training: the staleness of its pushes over the run (mean, and the bound of
-  // the histogram bucket that holds the 99th percentile).
-  void staleness(std::uint64_t pushes, double mean, double p99);
-  // A worker's own step (at the cadence of its progress line).
-  void workerStep(std::uint64_t localStep, std::uint64_t globalStep, float loss);
-  // `takenAt`: when the parameters evaluated were taken (Unix seconds); evaluation comes later.
-  void accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
-                double takenAt);
-  // A sync step taken at the deadline, with fewer gradients than the workers connected.
-  void averaged(std::uint64_t globalStep, int averaged, int workers);
-  // Connections: `peer` is "ps HOST:PORT" or "worker N".
-  // A worker's part of the training set changed: examples [first, end), part `rank` of `workers`.
-  void divided(std::uint32_t rank, std::uint32_t workers, std::uint64_t first, std::uint64_t end);
-  void connected(const std::string& peer, std::uint64_t globalStep);
-  void lost(const std::string& peer, const std::string& reason);
-  void reconnected(const std::string& peer, std::uint64_t globalStep);
-  // A worker said it has finished after `localSteps` steps (ps).
-  void finished(const std::string& peer, std::uint64_t localSteps);
-  void checkpoint(std::uint64_t globalStep, const std::string& path);
-  void restored(std::uint64_t globalStep, const std::string& path, bool completed);
-  // A ps without a checkpoint took its shard from `peer`'s copy at `globalStep`.
-  void recovered(std::uint64_t globalStep, const std::string& peer);
-  // A worker found its run completed before it started: it does not train again.
-  void alreadyCompleted(std::uint64_t globalStep);
-  // Training ended at `globalStep`: a ps at its last step, a worker after its last exchange
-  // (worker 0 with the final test accuracy), the launcher with the run's summary.
-  void done(std::uint64_t globalStep, double elapsedSeconds,
-            std::optional<double> accuracy = std::nullopt);
-  // A child of `pstrain local` ended with `status` and was started again.
-  void restarted(const std::string& child, int status, int restart);
-  // The process ends on `signal` (SIGTERM, SIGINT), after its last checkpoint.
-  void stopped(const std::string& signal);
+  // Appends `event` to the record and writes its deploy.log lines.
+  void emit(const Event& event);
 
   // The events after sequence number `after` still kept, as the body of GET /events:
   // {"next": M, "events": [...]}, M the number to ask after next time. An `after` beyond the
@@ -90,28 +48,10 @@ class Events {
   // The whole run's loss and accuracy curves, downsampled, as the body of GET /history:
   // {"next": M, "loss": [[step, time, loss], ...], "accuracy": [[step, time, accuracy], ...]},
   // M the sequence number of the newest event they include, to ask /events after for what is
-  // newer. Loss comes from step events, accuracy from accuracy events (time: `takenAt`).
+  // newer. Loss comes from step events, accuracy from accuracy events (time: `taken_at`).
   std::string history() const;
 
  private:
-  struct Field {
-    const char* key;
-    std::string json;
-  };
-  static Field number(const char* key, double value);
-  static Field integer(const char* key, std::uint64_t value);
-  static Field text(const char* key, const std::string& value);
-  // A point an event adds to a curve of history(); its time is the event's unless given.
-  struct CurvePoint {
-    DownsampledSeries Events::*series;
-    std::uint64_t step;
-    double value;
-    std::optional<double> time = std::nullopt;
-  };
-  // Steps are written out within a second, everything else at once, as deploy.log's lines.
-  void record(const char* event, std::initializer_list<Field> fields, bool urgent = true,
-              std::optional<CurvePoint> point = std::nullopt);
-
   const std::string identity_;  // "role" and "index", as JSON members
   const size_t capacity_;
   std::shared_ptr<spdlog::logger> file_;

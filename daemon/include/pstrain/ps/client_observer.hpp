@@ -20,6 +20,9 @@ class ClientObserver {
   // A channel to `ps` made again, whose parameters are at `globalStep`.
   virtual void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                            std::uint64_t globalStep) = 0;
+  // `ps` cannot be reached yet (its DNS name does not resolve, it does not answer): attempt
+  // `attempt` failed with `reason`; the client tries again until the peer timeout.
+  virtual void waiting(const net::Endpoint& ps, int attempt, const std::string& reason) = 0;
 };
 
 }  // namespace pstrain::ps

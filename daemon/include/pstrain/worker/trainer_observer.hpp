@@ -1,7 +1,6 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 
 #include "pstrain/worker/batch_sampler.hpp"
 
@@ -27,11 +26,11 @@ class TrainerObserver {
   // The test accuracy of the parameters of `globalStep`, taken at `takenAt` (Unix seconds).
   virtual void evaluated(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                          double takenAt) = 0;
-  // Every ps has reached the last step; the worker's training took `elapsedSeconds`.
-  virtual void trainingEnded(double elapsedSeconds) = 0;
+  // Every ps has reached the last step, `globalStep` as far as the worker saw; its training
+  // took `elapsedSeconds`.
+  virtual void trainingEnded(std::uint64_t globalStep, double elapsedSeconds) = 0;
   // After the chief's last evaluation: the run ended at `globalStep`.
-  virtual void done(std::uint64_t globalStep, double elapsedSeconds,
-                    std::optional<double> accuracy) = 0;
+  virtual void done(std::uint64_t globalStep) = 0;
 };
 
 }  // namespace pstrain::worker

@@ -1,0 +1,122 @@
+#pragma once
+
+#include <spdlog/common.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace pstrain::observe {
+
+enum class State { kWaiting, kTraining, kCompleted };
+std::string stateName(State state);
+
+// One thing that happened, as both records tell it: the fields of its events.jsonl line (for
+// machines: the plot, the page, the tests) and the deploy.log lines rendered from the same
+// values (for people; the seed's lines keep the seed's wording). Built by the functions below,
+// one per event, the one place that names events and fields (docs/operations.md, "Events");
+// Events::emit() writes both.
+struct Event {
+  struct Field {
+    std::string key;
+    std::string json;
+  };
+  enum class Curve { kNone, kLoss, kAccuracy };
+
+  explicit Event(std::string eventName);
+
+  // Fields in snake_case, as /status and result.json name theirs.
+  Event& number(const std::string& key, double value);  // NaN: null, "not known"
+  Event& integer(const std::string& key, std::uint64_t value);
+  Event& text(const std::string& key, const std::string& value);
+  Event& flag(const std::string& key, bool value);
+  // A line of `logger`'s in deploy.log.
+  Event& line(const std::string& logger, spdlog::level::level_enum level, std::string text);
+
+  std::string name;
+  double time;  // Unix seconds, when it was built
+  std::vector<Field> fields;
+  std::string logger;  // "" when it writes no log line
+  spdlog::level::level_enum level = spdlog::level::info;
+  std::vector<std::string> lines;
+  // Steps are written out within a second, everything else at once, as deploy.log's lines.
+  bool urgent = true;
+  // The point it adds to a curve of GET /history, at `curveTime` (Unix seconds).
+  Curve curve = Curve::kNone;
+  std::uint64_t curveStep = 0;
+  double curveValue = 0;
+  double curveTime = 0;
+};
+
+// Who said it: "ps HOST:PORT", "worker N", as the `peer` field names them.
+std::string psPeer(const std::string& endpoint);
+std::string workerPeer(std::uint32_t worker);
+
+namespace event {
+
+// A ps or worker process began: "pstrain VERSION: ROLE INDEX of a run of N ps; ...".
+Event started(const std::string& version, const std::string& role, int index, int psCount,
+              const std::string& psHosts, const std::string& blasCore,
+              const std::string& blasKernels, int blasThreads, long pid);
+Event state(State state);
+// A ps accepts workers on `port`.
+Event listening(int ps, int port);
+// A step, at the cadence of the progress line: the ps's global step `globalStep`, applied from
+// `worker`'s local step, with `staleness` the mean of the pushes since its previous step event;
+// or a worker's own local step, after which the model was at `globalStep` (no staleness).
+Event psStep(int ps, std::uint64_t globalStep, std::uint32_t worker, std::uint64_t localStep,
+             float loss, double staleness);
+Event workerStep(int worker, std::uint64_t globalStep, std::uint64_t localStep, float loss);
+// A ps at the end of training: the staleness of its pushes over the run (mean, and the bound of
+// the histogram bucket that holds the 99th percentile).
+Event staleness(int ps, std::uint64_t pushes, double mean, double p99);
+// Worker 0's test accuracy of the parameters taken at `takenAt` (Unix seconds; evaluation comes
+// later).
+Event accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+               double takenAt);
+// A sync step taken at the deadline, with fewer gradients than the workers connected.
+Event averaged(int ps, std::uint64_t globalStep, int averaged, int workers,
+               std::int64_t timeoutMs);
+// A worker's part of the training set changed: examples [first, end) of `total`, part `rank` of
+// `workers`.
+Event divided(int worker, std::uint32_t rank, std::uint32_t workers, std::uint64_t first,
+              std::uint64_t end, std::uint64_t total);
+// Worker `worker` joined ps `ps` from `address`; worker `worker` reached ps `endpoint`, which
+// serves `count` parameters from `offset`.
+Event workerConnected(int ps, std::uint32_t worker, const std::string& address,
+                      std::uint64_t globalStep);
+Event psConnected(int worker, const std::string& endpoint, std::uint64_t offset,
+                  std::uint64_t count, std::uint64_t globalStep);
+Event lost(int worker, const std::string& endpoint, const std::string& reason);
+Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalStep);
+// A worker waits for the ps at `endpoint` (its DNS name does not resolve yet, it does not
+// answer yet): attempt `attempt` failed with `reason`.
+Event waiting(const std::string& endpoint, int attempt, const std::string& reason);
+// A ps closed a connection from `address` that was no worker of its run (noise, a wrong key,
+// a malformed frame, no first frame in time).
+Event rejected(const std::string& address, const std::string& reason);
+// A worker said it has finished after `localSteps` steps.
+Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps);
+Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path);
+Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed);
+// A ps without a checkpoint took its shard from `worker`'s copy at `globalStep`.
+Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker);
+// A worker found its run `runId` completed before it started: it does not train again.
+Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep);
+// Training ended at `globalStep` after `elapsedSeconds`: a ps at its last step, a worker after
+// its last exchange (worker 0's final test accuracy follows, as an accuracy event); `role` is the
+// logger of its lines.
+Event done(const std::string& role, std::uint64_t globalStep, double elapsedSeconds);
+// The launcher's run ended: its summary with the test accuracy, and no line (it prints the
+// summary).
+Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy);
+// The launcher serves worker 0's page at `url`.
+Event page(const std::string& url);
+// A child of `pstrain local` ended with `status` and was started again.
+Event restarted(const std::string& child, int status, int restart);
+// The process ends on `signal` (SIGTERM, SIGINT), after its last checkpoint.
+Event stopped(const std::string& signal);
+
+}  // namespace event
+}  // namespace pstrain::observe

@@ -1,0 +1,330 @@
+#include "pstrain/observe/event.hpp"
+
+#include <Poco/JSONString.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "pstrain/common/timestamp.hpp"
+
+namespace pstrain::observe {
+
+std::string stateName(State state) {
+  switch (state) {
+    case State::kWaiting: return "waiting";
+    case State::kTraining: return "training";
+    case State::kCompleted: return "completed";
+  }
+  return "unknown";
+}
+
+Event::Event(std::string eventName) : name(std::move(eventName)), time(unixTime()) {}
+
+Event& Event::number(const std::string& key, double value) {
+  // JSON has no NaN: a value not known yet is null.
+  fields.push_back({key, std::isfinite(value) ? fmt::format("{}", value) : "null"});
+  return *this;
+}
+
+Event& Event::integer(const std::string& key, std::uint64_t value) {
+  fields.push_back({key, std::to_string(value)});
+  return *this;
+}
+
+Event& Event::text(const std::string& key, const std::string& value) {
+  fields.push_back({key, Poco::toJSON(value)});
+  return *this;
+}
+
+Event& Event::flag(const std::string& key, bool value) {
+  fields.push_back({key, value ? "true" : "false"});
+  return *this;
+}
+
+Event& Event::line(const std::string& loggerName, spdlog::level::level_enum lineLevel,
+                   std::string text) {
+  logger = loggerName;
+  level = lineLevel;
+  lines.push_back(std::move(text));
+  return *this;
+}
+
+std::string psPeer(const std::string& endpoint) { return "ps " + endpoint; }
+
+std::string workerPeer(std::uint32_t worker) { return "worker " + std::to_string(worker); }
+
+namespace event {
+namespace {
+
+constexpr auto kLineInfo = spdlog::level::info;
+constexpr auto kLineWarn = spdlog::level::warn;
+
+// The one field set of a step, a ps's or a worker's.
+Event stepEvent(std::uint64_t globalStep, std::uint64_t localStep, std::uint32_t worker, float loss,
+           double staleness) {
+  Event e("step");
+  e.integer("step", globalStep)
+      .integer("local_step", localStep)
+      .integer("worker", worker)
+      .number("loss", double(loss))
+      .number("staleness", staleness);
+  e.urgent = false;
+  e.curve = Event::Curve::kLoss;
+  e.curveStep = globalStep;
+  e.curveValue = double(loss);
+  e.curveTime = e.time;
+  return e;
+}
+
+Event doneEvent(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy) {
+  Event e("done");
+  e.integer("step", globalStep).number("elapsed_s", elapsedSeconds);
+  if (accuracy) e.number("accuracy", *accuracy);
+  return e;
+}
+
+}  // namespace
+
+Event started(const std::string& version, const std::string& role, int index, int psCount,
+              const std::string& psHosts, const std::string& blasCore,
+              const std::string& blasKernels, int blasThreads, long pid) {
+  Event e("started");
+  e.text("version", version)
+      .integer("pid", std::uint64_t(pid))
+      .text("ps_hosts", psHosts)
+      .text("blas_core", blasCore)
+      .integer("blas_threads", std::uint64_t(blasThreads));
+  return e.line("app", kLineInfo,
+                fmt::format("pstrain {}: {} {} of a run of {} ps; ps: {}; BLAS kernels: {}; BLAS "
+                            "threads: {}; pid {}",
+                            version, role, index, psCount, psHosts, blasKernels, blasThreads, pid));
+}
+
+Event state(State state) { return std::move(Event("state").text("state", stateName(state))); }
+
+Event listening(int ps, int port) {
+  return std::move(Event("listening")
+                       .integer("port", std::uint64_t(port))
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: listening on port {}", ps, port)));
+}
+
+Event psStep(int ps, std::uint64_t globalStep, std::uint32_t worker, std::uint64_t localStep,
+             float loss, double staleness) {
+  return std::move(stepEvent(globalStep, localStep, worker, loss, staleness)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: global step {} done (worker {}, local step {}, "
+                                         "loss {:.4f})",
+                                         ps, globalStep, worker, localStep, loss)));
+}
+
+Event workerStep(int worker, std::uint64_t globalStep, std::uint64_t localStep, float loss) {
+  return std::move(
+      stepEvent(globalStep, localStep, std::uint32_t(worker), loss, std::nan(""))
+          .line("worker", kLineInfo,
+                fmt::format("Worker {}: training step {} done (global step: {})", worker,
+                            localStep, globalStep)));
+}
+
+Event staleness(int ps, std::uint64_t pushes, double mean, double p99) {
+  return std::move(
+      Event("staleness")
+          .integer("pushes", pushes)
+          .number("mean", mean)
+          .number("p99", p99)
+          .line("ps", kLineInfo,
+                fmt::format("PS {}: a push's gradient was {:.2f} global steps old on average "
+                            "(99% within {})",
+                            ps, mean, p99)));
+}
+
+Event accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
+               double takenAt) {
+  Event e("accuracy");
+  e.integer("step", globalStep)
+      .integer("local_step", localStep)
+      .number("accuracy", accuracy)
+      .number("taken_at", takenAt)
+      .line("worker", kLineInfo,
+            fmt::format("Accuracy at local step {}: {:.4f}", localStep, accuracy));
+  e.curve = Event::Curve::kAccuracy;
+  e.curveStep = globalStep;
+  e.curveValue = accuracy;
+  e.curveTime = takenAt;
+  return e;
+}
+
+Event averaged(int ps, std::uint64_t globalStep, int averaged, int workers,
+               std::int64_t timeoutMs) {
+  return std::move(
+      Event("averaged")
+          .integer("step", globalStep)
+          .integer("averaged", std::uint64_t(averaged))
+          .integer("workers", std::uint64_t(workers))
+          .integer("timeout_ms", std::uint64_t(timeoutMs))
+          .line("ps", kLineWarn,
+                fmt::format("PS {}: global step {} averaged {} of {} workers' gradients: the "
+                            "others did not come within {} ms",
+                            ps, globalStep, averaged, workers, timeoutMs)));
+}
+
+Event divided(int worker, std::uint32_t rank, std::uint32_t workers, std::uint64_t first,
+              std::uint64_t end, std::uint64_t total) {
+  return std::move(
+      Event("divided")
+          .integer("rank", rank)
+          .integer("workers", workers)
+          .integer("first", first)
+          .integer("end", end)
+          .integer("total", total)
+          .line("worker", kLineInfo,
+                fmt::format("Worker {}: training on examples [{}, {}) of {}: part {} of {}, one "
+                            "for each worker connected",
+                            worker, first, end, total, rank, workers)));
+}
+
+Event workerConnected(int ps, std::uint32_t worker, const std::string& address,
+                      std::uint64_t globalStep) {
+  return std::move(Event("connected")
+                       .text("peer", workerPeer(worker))
+                       .text("address", address)
+                       .integer("step", globalStep)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: worker {} connected from {} (global step {})", ps,
+                                         worker, address, globalStep)));
+}
+
+Event psConnected(int worker, const std::string& endpoint, std::uint64_t offset,
+                  std::uint64_t count, std::uint64_t globalStep) {
+  return std::move(
+      Event("connected")
+          .text("peer", psPeer(endpoint))
+          .integer("offset", offset)
+          .integer("count", count)
+          .integer("step", globalStep)
+          .line("worker", kLineInfo,
+                fmt::format("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
+                            worker, endpoint, offset, offset + count, globalStep)));
+}
+
+Event lost(int worker, const std::string& endpoint, const std::string& reason) {
+  return std::move(Event("lost")
+                       .text("peer", psPeer(endpoint))
+                       .text("reason", reason)
+                       .line("worker", kLineWarn,
+                             fmt::format("Worker {}: lost ps {} ({}); reconnecting", worker,
+                                         endpoint, reason)));
+}
+
+Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalStep) {
+  return std::move(Event("reconnected")
+                       .text("peer", psPeer(endpoint))
+                       .integer("step", globalStep)
+                       .line("worker", kLineInfo,
+                             fmt::format("Worker {}: reconnected to ps {} at global step {}",
+                                         worker, endpoint, globalStep)));
+}
+
+Event waiting(const std::string& endpoint, int attempt, const std::string& reason) {
+  return std::move(Event("waiting")
+                       .text("peer", psPeer(endpoint))
+                       .integer("attempt", std::uint64_t(attempt))
+                       .text("reason", reason)
+                       .line("net", kLineInfo,
+                             fmt::format("waiting for {} (attempt {}): {}", endpoint, attempt,
+                                         reason)));
+}
+
+Event rejected(const std::string& address, const std::string& reason) {
+  return std::move(
+      Event("rejected")
+          .text("address", address)
+          .text("reason", reason)
+          .line("ps", kLineWarn, fmt::format("closing connection from {}: {}", address, reason)));
+}
+
+Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps) {
+  return std::move(Event("finished")
+                       .text("peer", workerPeer(worker))
+                       .integer("local_steps", localSteps)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: worker {} finished after {} local steps", ps,
+                                         worker, localSteps)));
+}
+
+Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path) {
+  return std::move(Event("checkpoint")
+                       .integer("step", globalStep)
+                       .text("path", path)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: checkpoint at global step {} in {}", ps,
+                                         globalStep, path)));
+}
+
+Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed) {
+  return std::move(
+      Event("restored")
+          .integer("step", globalStep)
+          .text("path", path)
+          .flag("completed", completed)
+          .line("ps", kLineInfo,
+                fmt::format("PS {}: restored {} at global step {}{}", ps, path, globalStep,
+                            completed ? ": the run has completed, training stays done" : "")));
+}
+
+Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker) {
+  return std::move(
+      Event("recovered")
+          .integer("step", globalStep)
+          .text("peer", workerPeer(worker))
+          .line("ps", kLineWarn,
+                fmt::format("PS {}: no checkpoint, but {} held this shard at global step {}: "
+                            "training goes on from its copy (Adam's moments start again from "
+                            "zero)",
+                            ps, workerPeer(worker), globalStep)));
+}
+
+Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep) {
+  return std::move(Event("already_completed")
+                       .integer("step", globalStep)
+                       .text("run_id", runId)
+                       .line("worker", kLineInfo,
+                             fmt::format("Worker {}: run {} completed already at global step {}; "
+                                         "not training it again",
+                                         worker, runId, globalStep)));
+}
+
+Event done(const std::string& role, std::uint64_t globalStep, double elapsedSeconds) {
+  Event e = doneEvent(globalStep, elapsedSeconds, std::nullopt);
+  e.line(role, kLineInfo, fmt::format("Training ends @ {:.6f}", e.time));
+  e.line(role, kLineInfo, fmt::format("Training elapsed time: {:.6f} s", elapsedSeconds));
+  return e;
+}
+
+Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy) {
+  return doneEvent(globalStep, elapsedSeconds, accuracy);
+}
+
+Event page(const std::string& url) {
+  return std::move(
+      Event("page").text("url", url).line("local", kLineInfo, "worker 0's page: " + url));
+}
+
+Event restarted(const std::string& child, int status, int restart) {
+  return std::move(Event("restarted")
+                       .text("child", child)
+                       .integer("status", std::uint64_t(status))
+                       .integer("restart", std::uint64_t(restart))
+                       .line("local", kLineWarn,
+                             fmt::format("{} exited with status {}; starting it again (restart {})",
+                                         child, status, restart)));
+}
+
+Event stopped(const std::string& signal) {
+  return std::move(Event("stopped")
+                       .text("signal", signal)
+                       .line("app", kLineInfo, fmt::format("received {}, exiting", signal)));
+}
+
+}  // namespace event
+}  // namespace pstrain::observe
