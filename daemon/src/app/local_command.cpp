@@ -4,6 +4,8 @@
 #include <fstream>
 #include <future>
 #include <algorithm>
+#include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <mutex>
@@ -96,7 +98,7 @@ struct Child {
   std::vector<std::string> argv;
   std::string dir;
   bool readsCopy = false;  // starts once the plain copy of the data set is written
-  std::unique_ptr<ChildProcess> process;  // none until started
+  std::unique_ptr<ChildProcess> process;  // none until started, and once removed
   int restarts = 0;
 
   void start() { process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log"); }
@@ -200,6 +202,31 @@ int concurrentWorkers(const config::Config& settings) {
 // workers train sooner (time to 0.85: 1.81 s, 1.60 s, 1.64 s; 2.12 s at 0; 2 workers 1.39 s).
 constexpr int kCopyNice = 10;
 
+// One ps or worker of the cluster on loopback, with its own port, HTTP port and log dir.
+Child planChild(const std::string& self, const std::vector<std::string>& args,
+                const config::Config& settings, const std::string& psHosts,
+                const std::string& role, int index, int port, int httpPort) {
+  std::string name = role + "-" + std::to_string(index);
+  std::string dir = settings.logDir + "/" + name;
+  // The user's flags first, then this process's placement: for a repeated flag the last wins.
+  std::vector<std::string> argv{self, "run"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
+                                     "--ps-hosts", psHosts,
+                                     role == "ps" ? "--ps-port" : "--worker-port",
+                                     std::to_string(port), "--http-port",
+                                     std::to_string(httpPort),
+                                     "--log-dir", dir, "--log-to-stdout", "false"};
+  argv.insert(argv.end(), placement.begin(), placement.end());
+  if (settings.concurrentWorkers == config::Config::kUnset) {
+    argv.insert(argv.end(), {"--concurrent-workers", std::to_string(concurrentWorkers(settings))});
+  }
+  if (settings.authKeyFile.empty()) {
+    argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
+  }
+  return Child{name, argv, dir, false, nullptr};
+}
+
 // Every ps and worker as a child process on loopback, each with its own ports and log dir. With
 // `dataCopy`, the workers beyond those that compute at once read the data set there.
 std::vector<Child> planChildren(const std::string& self, const std::vector<std::string>& args,
@@ -219,43 +246,27 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
   }
   std::vector<Child> children;
+  const int capacity = concurrentWorkers(settings);
   for (int i = 0; i < childCount; ++i) {
     bool isPs = i < settings.ps;
     int index = isPs ? i : i - settings.ps;
-    std::string role = isPs ? "ps" : "worker";
-    std::string name = role + "-" + std::to_string(index);
-    std::string dir = settings.logDir + "/" + name;
     const int httpPort =
         !isPs && index == 0 && chiefPort ? *chiefPort : ports[size_t(childCount + i)];
-    // The user's flags first, then this process's placement: for a repeated flag the last wins.
-    std::vector<std::string> argv{self, "run"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
-                                       "--ps-hosts", psHosts,
-                                       isPs ? std::string("--ps-port") : "--worker-port",
-                                       std::to_string(ports[size_t(i)]), "--http-port",
-                                       std::to_string(httpPort),
-                                       "--log-dir", dir, "--log-to-stdout", "false"};
-    argv.insert(argv.end(), placement.begin(), placement.end());
-    const int capacity = concurrentWorkers(settings);
-    if (settings.concurrentWorkers == config::Config::kUnset) {
-      argv.insert(argv.end(), {"--concurrent-workers", std::to_string(capacity)});
-    }
-    if (settings.authKeyFile.empty()) {
-      argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
-    }
-    const bool readsCopy = !isPs && dataCopy && !settings.sync && capacity > 0 && index >= capacity;
-    if (readsCopy) argv.insert(argv.end(), {"--data-dir", *dataCopy});
-    children.push_back(Child{name, argv, dir, readsCopy, nullptr});
+    auto child = planChild(self, args, settings, psHosts, isPs ? "ps" : "worker", index,
+                           ports[size_t(i)], httpPort);
+    child.readsCopy = !isPs && dataCopy && !settings.sync && capacity > 0 && index >= capacity;
+    if (child.readsCopy) child.argv.insert(child.argv.end(), {"--data-dir", *dataCopy});
+    children.push_back(std::move(child));
   }
   return children;
 }
 
-// The child's HTTP port: the value of its last --http-port, the one it uses (its placement's).
-int httpPortOf(const Child& child) {
-  auto flag = std::find(child.argv.rbegin(), child.argv.rend(), "--http-port");
-  return std::stoi(*(flag - 1));
+// The value of the child's last `flag`, the one it uses (its placement's).
+std::string flagOf(const Child& child, const std::string& flag) {
+  return *(std::find(child.argv.rbegin(), child.argv.rend(), flag) - 1);
 }
+
+int httpPortOf(const Child& child) { return std::stoi(flagOf(child, "--http-port")); }
 
 int chiefHttpPort(const std::vector<Child>& children) {
   return httpPortOf(*std::find_if(children.begin(), children.end(),
@@ -270,13 +281,57 @@ std::optional<Summary> resultOfRun(const std::string& path, const std::string& r
   return summary;
 }
 
-// Waits for worker 0's result, restarting children that die; throws ExitError when one cannot
-// be kept running.
+// `kill -USR1` adds a worker and `kill -USR2` removes the newest: the launcher's `kubectl scale
+// statefulset <release>-worker`. The handlers only count; the launcher's loop acts on the counts.
+std::atomic<int> workersToAdd{0};
+std::atomic<int> workersToRemove{0};
+
+void countScaleSignal(int signal) {
+  (signal == SIGUSR1 ? workersToAdd : workersToRemove).fetch_add(1);
+}
+
+bool isWorker(const Child& child) { return child.name.rfind("worker-", 0) == 0; }
+
+// Adds and removes the workers the scale signals asked for since the last call. A new worker
+// takes an index no worker had in this launch (and so a log dir of its own); it joins the run at
+// its current parameters. A removed worker is stopped with SIGTERM, as a StatefulSet scaled down
+// stops its pod; worker 0, the chief, stays.
+void scaleWorkers(std::vector<Child>& children,
+                  const std::function<Child(int index)>& planWorker) {
+  auto logger = log::logger("local");
+  for (int n = workersToAdd.exchange(0); n > 0; --n) {
+    auto worker = planWorker(int(std::count_if(children.begin(), children.end(), isWorker)));
+    fs::create_directories(worker.dir);
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    worker.start();
+    logger->info("{} added (SIGUSR1), logs in {}", worker.name, worker.dir);
+    children.push_back(std::move(worker));
+  }
+  for (int n = workersToRemove.exchange(0); n > 0; --n) {
+    auto last = std::find_if(children.rbegin(), children.rend(), [](const Child& child) {
+      return isWorker(child) && child.name != "worker-0" && (child.process || child.readsCopy);
+    });
+    if (last == children.rend()) {
+      logger->warn("SIGUSR2: no worker to remove; worker 0, the chief, stays");
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    last->readsCopy = false;
+    if (last->process) last->process->stop(std::chrono::milliseconds(5000));
+    last->process.reset();
+    logger->info("{} removed (SIGUSR2)", last->name);
+  }
+}
+
+// Waits for worker 0's result, restarting children that die and scaling the workers on signal;
+// throws ExitError when a child cannot be kept running.
 Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
+                    const std::function<Child(int index)>& planWorker,
                     const std::string& resultPath, const std::string& runId,
                     observe::Events& events) {
   ProgressReporter progress(chiefHttpPort(children));
   for (;;) {
+    scaleWorkers(children, planWorker);
     if (auto summary = resultOfRun(resultPath, runId)) {
       progress.finish();
       for (const auto& child : children) {
@@ -367,6 +422,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   // (inherited by the children; a value the user set is kept).
   auto blasThreads = std::to_string(std::max(1, cpuLimit() / settings.workers));
   ::setenv("OPENBLAS_NUM_THREADS", blasThreads.c_str(), 0);
+  setSignalHandler({SIGUSR1, SIGUSR2}, countScaleSignal);
   handleTerminationSignals([](int signal) {
     std::lock_guard<std::mutex> lock(childrenMutex);
     if (runningChildren) stopAll(*runningChildren);
@@ -389,7 +445,13 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
     const std::string page = "http://127.0.0.1:" +
                              std::to_string(chiefHttpPort(children)) + "/";
     events.emit(observe::event::page(page));
-    summary = awaitResult(children, running, resultPath, runId, events);
+    // New workers on the ps of worker 0's placement, with ports free now.
+    const auto psHosts = flagOf(children[size_t(settings.ps)], "--ps-hosts");
+    auto planWorker = [&](int index) {
+      auto ports = net::freeLoopbackPorts(2);
+      return planChild(self, args, settings, psHosts, "worker", index, ports[0], ports[1]);
+    };
+    summary = awaitResult(children, running, planWorker, resultPath, runId, events);
     if (keepServing) {
       summary.elapsedSeconds = secondsSince(start);
       events.emit(observe::event::runDone(summary.globalStep, summary.elapsedSeconds,

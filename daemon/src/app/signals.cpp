@@ -36,12 +36,7 @@ void handleTerminationSignals(std::function<int(int signal)> onSignal) {
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
   if (pipe2(signalPipe, O_CLOEXEC) != 0) throw IoError("cannot create the signal pipe");
-  struct sigaction action {};
-  action.sa_handler = forwardSignal;
-  action.sa_flags = SA_RESTART;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
+  setSignalHandler({SIGTERM, SIGINT}, forwardSignal);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::thread([signals, onSignal = std::move(onSignal)] {
     // The one thread started from here on that takes the signals.
@@ -65,6 +60,14 @@ void handleTerminationSignals(std::function<int(int signal)> onSignal) {
     // Other threads may be blocked on sockets; ending the process here is the clean stop.
     std::_Exit(code);
   }).detach();
+}
+
+void setSignalHandler(std::initializer_list<int> signals, void (*handler)(int)) {
+  struct sigaction action {};
+  action.sa_handler = handler;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (int signal : signals) sigaction(signal, &action, nullptr);
 }
 
 void addTerminationHook(std::function<void()> hook) {

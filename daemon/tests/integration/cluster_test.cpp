@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE cluster
 #include <boost/test/unit_test.hpp>
 
+#include <csignal>
 #include <filesystem>
 #include <regex>
 
@@ -144,6 +145,44 @@ BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
   BOOST_TEST(other.size() == size_t(600 - other.front() + 1), "worker 1 joined at global step "
                                                                   << other.front() << " and took part in "
                                                                   << other.size() << " steps");
+}
+
+// `kill -USR1` and `kill -USR2` of the launcher while it trains, as `kubectl scale` of the worker
+// StatefulSet: worker 2 starts, joins the run and trains; it is then stopped with SIGTERM; no
+// child restarts, and the run ends at exactly its last step.
+BOOST_AUTO_TEST_CASE(a_worker_added_and_removed_by_signal_while_training) {
+  SyntheticCluster cluster;
+  const std::string steps = "20000";
+  std::vector<std::string> argv{pstrainBinary()};
+  for (const auto& arg : cluster.localArgs(steps)) argv.push_back(arg);
+  pstrain::app::ChildProcess launcher(argv, cluster.logs.file("local.out"),
+                                      cluster.logs.file("local.err"));
+  const auto worker2 = cluster.logs.file("worker-2");
+  auto trained = [&](const std::string& dir) { return !eventsOf(dir, "step").empty(); };
+  auto running = [&] { return !launcher.poll().has_value(); };
+  BOOST_REQUIRE(waitFor([&] { return trained(cluster.logs.file("worker-1")) || !running(); },
+                        std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), readText(cluster.logs.file("local.err")));
+  ::kill(launcher.pid(), SIGUSR1);
+  BOOST_REQUIRE(waitFor([&] { return trained(worker2) || !running(); }, std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before worker 2 trained");
+  ::kill(launcher.pid(), SIGUSR2);
+  BOOST_REQUIRE(waitFor([&] { return !eventsOf(worker2, "stopped").empty() || !running(); },
+                        std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before worker 2 was removed");
+  BOOST_REQUIRE(waitFor([&] { return !running(); }, std::chrono::seconds(120)));
+
+  BOOST_TEST(*launcher.poll() == 0, readText(cluster.logs.file("local.err")));
+  auto summary = parseObject(readText(cluster.logs.file("summary.json")));
+  BOOST_TEST(summary->getValue<long>("global_step") == std::stol(steps));
+  BOOST_TEST(summary->getValue<int>("workers") == 3);
+  BOOST_TEST(eventsOf(cluster.logs.path(), "restarted").empty());
+  for (const auto* child : {"ps-0", "ps-1", "worker-0", "worker-1", "worker-2"}) {
+    BOOST_TEST(eventsOf(cluster.logs.file(child), "started").size() == 1u, child);
+  }
+  const auto log = readText(cluster.logs.file("local.out"));
+  BOOST_TEST(contains(log, "worker-2 added (SIGUSR1)"), log);
+  BOOST_TEST(contains(log, "worker-2 removed (SIGUSR2)"), log);
 }
 
 // Asynchronous runs differ in the order gradients meet: at 3000 steps the final accuracy spread
