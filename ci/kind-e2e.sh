@@ -6,11 +6,15 @@
 # pause from Go modules; systemd, containerd, runc, CNI plugins from Debian), cached by a content
 # key: the first run takes about 18 minutes on 2 cores, later ones reuse it. The cluster then
 # starts with `kind create cluster --config kind-config.yml --image <node image>`, where the
-# configuration is the repository's own with two changes for this test:
+# configuration is the repository's own with three changes for this test:
 #   - networking.kubeProxyMode: nftables. kube-proxy's image here is Debian's, with nft; in the
 #     default iptables mode it would have to match the iptables variant the node chose.
 #   - each worker node's /tmp/mnist is a directory of this run instead of the host's /tmp/mnist,
 #     so that no earlier run's logs or checkpoints are found, and none are left behind.
+#   - a fourth worker node, the spare, labelled and then tainted (NoSchedule) pstrain-e2e/spare:
+#     the lost-node scenario stops it (docker stop) and deletes it; only its release's pods
+#     tolerate the taint, so no other scenario's pods are on it, and the others have the three
+#     nodes of kind-config.yml as a user has (that scenario runs alone, before the others).
 # and KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs in kind's environment: on Docker's
 # fuse-overlayfs storage driver, kind's node would choose containerd's fuse-overlayfs
 # snapshotter, which Debian does not package; the node's /var, where containerd keeps its
@@ -119,13 +123,16 @@ echo "== kind create cluster"
 logs="$work/mnist"
 mkdir -p "$logs"
 config="$work/kind-config.yml"
+spare=pstrain-e2e/spare # tests/e2e/cluster's SpareLabel
 {
   sed "s#hostPath: /tmp/mnist\$#hostPath: $logs#" kind-config.yml
+  printf '  - role: worker\n    labels:\n      %s: "true"\n    extraMounts:\n      - hostPath: %s\n        containerPath: /tmp/mnist\n' \
+    "$spare" "$logs"
   printf 'networking:\n  kubeProxyMode: nftables\n'
 } >"$config"
 changed="$(diff kind-config.yml "$config" | grep -c '^>')"
-if [ "$changed" != 5 ] || grep -q '^networking:' kind-config.yml; then
-  fail "kind-config.yml: expected 3 hostPaths /tmp/mnist and no networking section" "$(diff kind-config.yml "$config")"
+if [ "$changed" != 11 ] || [ "$(tail -n 1 kind-config.yml)" != "        containerPath: /tmp/mnist" ]; then
+  fail "kind-config.yml: expected 3 hostPaths /tmp/mnist, the list of nodes last" "$(diff kind-config.yml "$config")"
   finish
 fi
 # What a run that was killed left behind.
@@ -135,6 +142,8 @@ if PATH="$work/bin:$PATH" KIND_EXPERIMENTAL_DOCKER_NETWORK="$name" KIND_EXPERIME
   kind create cluster --name "$name" --config "$config" --image "$node_image" \
   --kubeconfig "$work/kubeconfig" --wait 5m >"$work/create.log" 2>&1; then
   pass "kind create cluster --config kind-config.yml --image $node_image: $((SECONDS - start)) s"
+  "$work/bin/kubectl" --kubeconfig "$work/kubeconfig" taint nodes --selector "$spare" "$spare=true:NoSchedule" >/dev/null ||
+    fail "kubectl taint nodes --selector $spare"
   "$work/bin/kubectl" --kubeconfig "$work/kubeconfig" get nodes | sed 's/^/    /'
 else
   fail "kind create cluster" "$(cat "$work/create.log")"

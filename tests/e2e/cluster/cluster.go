@@ -116,10 +116,31 @@ func (c *Cluster) Pods(namespace, selector string) (map[string]corev1.Pod, error
 	return pods, nil
 }
 
-// WorkerNodes are the names of the cluster's nodes that are not its control plane.
+// SpareLabel is the label, and the NoSchedule taint, of the worker node that ci/kind-e2e.sh adds
+// to kind-config.yml's three: only pods that tolerate it run there, so that a scenario may stop
+// that node without touching the others' pods.
+const SpareLabel = "pstrain-e2e/spare"
+
+// WorkerNodes are the names of the cluster's nodes of kind-config.yml that are not its control
+// plane: all but the spare.
 func (c *Cluster) WorkerNodes() ([]string, error) {
-	r := c.Kubectl("get", "nodes", "--selector", "!node-role.kubernetes.io/control-plane",
-		"--output", "jsonpath={.items[*].metadata.name}")
+	return c.nodes("!node-role.kubernetes.io/control-plane,!" + SpareLabel)
+}
+
+// SpareNode is the name of the spare worker node (SpareLabel).
+func (c *Cluster) SpareNode() (string, error) {
+	nodes, err := c.nodes(SpareLabel)
+	if err == nil && len(nodes) != 1 {
+		err = fmt.Errorf("want one node labelled %s, have %v", SpareLabel, nodes)
+	}
+	if err != nil {
+		return "", err
+	}
+	return nodes[0], nil
+}
+
+func (c *Cluster) nodes(selector string) ([]string, error) {
+	r := c.Kubectl("get", "nodes", "--selector", selector, "--output", "jsonpath={.items[*].metadata.name}")
 	if r.Err != nil {
 		return nil, errors.New(r.String())
 	}

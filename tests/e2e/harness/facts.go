@@ -171,6 +171,9 @@ type Facts struct {
 	Checkpoint int
 	// Restored are its restored events: a checkpoint restored at start-up.
 	Restored []Event
+	// Recovered are its recovered events: a ps without a checkpoint that took its shard from a
+	// worker's copy.
+	Recovered []Event
 	// RunsEnded counts the runs it ended (done): a ps at the last global step, a worker after
 	// its last step.
 	RunsEnded int
@@ -208,6 +211,8 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.Checkpoint = e.Step
 		case "restored":
 			f.Restored = append(f.Restored, e)
+		case "recovered":
+			f.Recovered = append(f.Recovered, e)
 		case "done":
 			f.RunsEnded++
 		case "already_completed":
