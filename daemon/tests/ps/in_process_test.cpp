@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <thread>
 #include <tuple>
 
 #include "pstrain/app/ps_reporter.hpp"
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/timestamp.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 #include "pstrain/worker/batch_sampler.hpp"
@@ -226,6 +228,75 @@ CLUSTER_TEST(a_worker_reconnects_every_lost_ps_at_once) {
   // Its push was lost with the ps that went away; the next is applied everywhere.
   BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 3, 0).applied);
   for (int i = 0; i < 3; ++i) BOOST_TEST(cluster.server(i).globalStep() >= 2u);
+}
+
+namespace {
+
+// When worker `index` recorded each of its steps, in Unix seconds, in order.
+std::vector<double> stepTimes(InProcessCluster& cluster, int index) {
+  std::vector<double> times;
+  for (const auto& e : eventsNamed(cluster.workerMetrics(index), "step")) {
+    times.push_back(e->getValue<double>("time"));
+  }
+  return times;
+}
+
+// The ps named in the events named `event` of worker `index`, each once.
+std::set<std::string> psOf(InProcessCluster& cluster, int index, const std::string& event) {
+  const auto peers = peersOf(cluster, index, event);
+  return {peers.begin(), peers.end()};
+}
+
+}  // namespace
+
+CLUSTER_TEST(a_worker_cut_off_from_every_ps_waits_and_trains_on_once_back) {
+  constexpr std::uint64_t kSteps = 6000;
+  constexpr double kOutage = 1.5;
+  // A step whose answers were in before the cut is recorded a moment after it.
+  constexpr double kMargin = 0.1;
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, kSteps));
+  // ps 0 takes at least 1 ms over each push: worker 1, alone while worker 0 is away (the outage,
+  // then up to as long again for its next attempt to reconnect), makes at most 3,200 steps of
+  // the 5,500 left, on any machine, and worker 0 is back before the run ends.
+  cluster.startPs(0, [](const net::Incoming& frame) {
+    if (frame.type == net::MessageType::kPush) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  cluster.startPs(1);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  BOOST_REQUIRE(waitFor([&] { return cluster.workerMetrics(0).globalStep() >= 500; },
+                        std::chrono::seconds(30)));
+  const double cut = unixTime();
+  cluster.cutOff(0);
+  std::this_thread::sleep_for(std::chrono::duration<double>(kOutage));  // the fault: this long
+  const double restored = unixTime();
+  cluster.restore(0);
+  auto results = cluster.joinWorkers();  // throws if a worker gave up
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == kSteps);
+  for (int w = 0; w < 2; ++w) BOOST_TEST(results[w].globalStep == kSteps);
+
+  const auto steps0 = stepTimes(cluster, 0);
+  BOOST_REQUIRE_MESSAGE(!steps0.empty() && steps0.back() > restored,
+                        "worker 0 made no step once back: the run ended during the outage, so it "
+                        "shows no pause (the test needs a longer run)");
+  BOOST_TEST(std::count_if(steps0.begin(), steps0.end(), [&](double t) {
+               return t > cut + kMargin && t < restored;
+             }) == 0);
+  double pause = 0;
+  for (size_t i = 1; i < steps0.size(); ++i) pause = std::max(pause, steps0[i] - steps0[i - 1]);
+  BOOST_TEST(pause >= kOutage - kMargin);
+  BOOST_TEST_MESSAGE("worker 0's longest pause between steps: " << pause << " s");
+  // Worker 1 trained on meanwhile, losing no ps; worker 0 lost each ps and got it back.
+  const auto steps1 = stepTimes(cluster, 1);
+  BOOST_TEST(std::count_if(steps1.begin(), steps1.end(), [&](double t) {
+               return t > cut && t < restored;
+             }) > 0);
+  BOOST_TEST(peersOf(cluster, 1, "lost").empty());
+  const std::set<std::string> everyPs{"ps " + cluster.psEndpoint(0).toString(),
+                                       "ps " + cluster.psEndpoint(1).toString()};
+  BOOST_TEST(psOf(cluster, 0, "lost") == everyPs);
+  BOOST_TEST(psOf(cluster, 0, "reconnected") == everyPs);
 }
 
 namespace {

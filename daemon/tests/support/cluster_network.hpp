@@ -13,7 +13,8 @@ namespace pstrain::testing {
 // (net::LoopbackNetwork), or the daemon's own TCP listener, dialer and connections on 127.0.0.1.
 enum class Transport { kLoopback, kTcp };
 
-// The network of one in-process cluster: where each ps listens and how each worker dials.
+// The network of one in-process cluster: where each ps listens, how each worker dials, and a
+// worker's cable to pull and plug back in.
 class ClusterNetwork {
  public:
   // For `psCount` ps (their endpoints are fixed for the cluster's life, across restarts).
@@ -30,6 +31,10 @@ class ClusterNetwork {
   virtual void close(int index) = 0;
   // How worker `index` dials a ps, counting its bytes in `traffic` where the transport has any.
   virtual net::Dialer dialer(int worker, net::TrafficCounters* traffic) = 0;
+
+  // Takes worker `worker` off the network: its channels break and its dials fail until restore().
+  virtual void cutOff(int worker) = 0;
+  virtual void restore(int worker) = 0;
 };
 
 }  // namespace pstrain::testing

@@ -50,6 +50,11 @@ class InProcessCluster {
   std::map<int, worker::TrainingResult> joinWorkers();
   observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
 
+  // Takes worker `index` off the network: its channels to every ps break and its dials fail,
+  // until restore(index).
+  void cutOff(int index) { network_->cutOff(index); }
+  void restore(int index) { network_->restore(index); }
+
   // A client for worker `index` that the test drives itself, its options changed by `adjust`
   // (to pretend another run or configuration).
   std::unique_ptr<ps::Client> client(int index,
