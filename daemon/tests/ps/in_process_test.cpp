@@ -249,6 +249,14 @@ std::set<std::string> psOf(InProcessCluster& cluster, int index, const std::stri
 
 }  // namespace
 
+// A ps's frame hook that takes at least 1 ms over each push: a worker then makes at most 1,000
+// steps/s on any machine, so that what a test does during a run happens before it ends.
+static void atMostOnePushPerMillisecond(const net::Incoming& frame) {
+  if (frame.type == net::MessageType::kPush) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
 CLUSTER_TEST(a_worker_cut_off_from_every_ps_waits_and_trains_on_once_back) {
   constexpr std::uint64_t kSteps = 6000;
   constexpr double kOutage = 1.5;
@@ -258,11 +266,7 @@ CLUSTER_TEST(a_worker_cut_off_from_every_ps_waits_and_trains_on_once_back) {
   // ps 0 takes at least 1 ms over each push: worker 1, alone while worker 0 is away (the outage,
   // then up to as long again for its next attempt to reconnect), makes at most 3,200 steps of
   // the 5,500 left, on any machine, and worker 0 is back before the run ends.
-  cluster.startPs(0, [](const net::Incoming& frame) {
-    if (frame.type == net::MessageType::kPush) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  });
+  cluster.startPs(0, atMostOnePushPerMillisecond);
   cluster.startPs(1);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   BOOST_REQUIRE(waitFor([&] { return cluster.workerMetrics(0).globalStep() >= 500; },
@@ -329,8 +333,12 @@ bool coverOnce(std::vector<Part> parts, std::uint64_t total) {
 
 CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
   // Configured for 2 workers: worker 2, beyond that count, joins; worker 1 leaves.
-  InProcessCluster cluster(Over::kTransport, flags(2, 2, 5000));
-  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  constexpr std::uint64_t kSteps = 5000;
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, kSteps));
+  // At most 3,000 steps/s with three workers: over a second for worker 2 to join and worker 1 to
+  // leave before the run ends (unthrottled, it once ended first, in 0.5 s).
+  cluster.startPs(0, atMostOnePushPerMillisecond);
+  cluster.startPs(1);
   cluster.startWorker(0);
   auto worker1 = cluster.client(1);
   worker1->connect();
@@ -354,9 +362,9 @@ CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
                         std::chrono::seconds(10)));
   BOOST_TEST(coverOnce({latestPart(cluster, 0), latestPart(cluster, 2)}, total));
   auto results = cluster.joinWorkers();
-  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 5000u);
-  BOOST_TEST(results[0].globalStep == 5000u);
-  BOOST_TEST(results[2].globalStep == 5000u);
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == kSteps);
+  BOOST_TEST(results[0].globalStep == kSteps);
+  BOOST_TEST(results[2].globalStep == kSteps);
   BOOST_TEST(results[0].mostWorkers == 3u);
   // Worker 2 started from the parameters of the run under way, not from the initial ones.
   const auto joined = eventsNamed(cluster.workerMetrics(2), "connected");
