@@ -5,8 +5,16 @@
 
 #include "pstrain/model/layout.hpp"
 #include "pstrain/net/auth.hpp"
+#include "pstrain/net/handshake.hpp"
 
 namespace pstrain::app {
+namespace {
+
+// How long a new connection may take to send its hello before it is closed: a worker sends it
+// at once, so this only bounds what strangers can hold.
+constexpr double kHandshakeSeconds = 5;
+
+}  // namespace
 
 ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   const auto layout = model::Layout::mnist(settings.hiddenUnits);
@@ -55,6 +63,16 @@ worker::TrainerOptions trainerOptions(const config::Config& settings, int index)
                                 std::uint64_t(settings.trainSteps),
                                 settings.seed,
                                 int(settings.evalEverySteps)};
+}
+
+net::Listener::Options listenerOptions(const ps::Server& server, int port,
+                                       observe::Metrics& metrics) {
+  return net::Listener::Options{
+      "ps", port, server.maxPayload(), net::helloFrameBytes(), kHandshakeSeconds,
+      &metrics.traffic, [&metrics](const std::string& address, const std::string& reason) {
+        ++metrics.rejectedConnections;
+        metrics.events().emit(observe::event::rejected(address, reason));
+      }};
 }
 
 }  // namespace pstrain::app

@@ -25,7 +25,6 @@
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/net/dialer.hpp"
-#include "pstrain/net/handshake.hpp"
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/ps/server.hpp"
@@ -40,24 +39,14 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
   return it == env.end() ? std::string() : it->second;
 }
 
-// How long a new connection may take to send its hello before it is closed: a worker sends it
-// at once, so this only bounds what strangers can hold.
-constexpr double kHandshakeSeconds = 5;
-
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
                         observe::Metrics& metrics, int httpPort) {
   auto options = serverOptions(settings, placement.index);
   options.httpPort = httpPort;
   PsReporter reporter(placement.index, int(settings.logEverySteps), metrics);
   ps::Server server(std::move(options), reporter);
-  net::Listener listener(
-      net::Listener::Options{"ps", placement.listenPort, server.maxPayload(),
-                             net::helloFrameBytes(), kHandshakeSeconds, &metrics.traffic,
-                             [&metrics](const std::string& address, const std::string& reason) {
-                               ++metrics.rejectedConnections;
-                               metrics.events().emit(observe::event::rejected(address, reason));
-                             }},
-      [&server](net::Channel& channel) { server.serve(channel); });
+  net::Listener listener(listenerOptions(server, placement.listenPort, metrics),
+                         [&server](net::Channel& channel) { server.serve(channel); });
   metrics.events().emit(observe::event::listening(placement.index, listener.port()));
   log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });

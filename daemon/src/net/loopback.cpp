@@ -93,7 +93,9 @@ class LoopbackNetwork::End : public Channel {
   Incoming incoming_;
 };
 
-LoopbackNetwork::~LoopbackNetwork() { endSessions(nullptr); }
+LoopbackNetwork::~LoopbackNetwork() {
+  endSessions([](const Session&) { return true; });
+}
 
 void LoopbackNetwork::listen(const std::string& address, Serve serve) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -105,39 +107,54 @@ void LoopbackNetwork::close(const std::string& address) {
     std::lock_guard<std::mutex> lock(mutex_);
     listeners_.erase(address);
   }
-  endSessions(&address);
+  endSessions([&](const Session& session) { return session.address == address; });
 }
 
-void LoopbackNetwork::endSessions(const std::string* address) {
-  std::vector<Session> ending;
+void LoopbackNetwork::cutOff(const std::string& from) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    cutOff_.insert(from);
+  }
+  endSessions([&](const Session& session) { return session.from == from; });
+}
+
+void LoopbackNetwork::restore(const std::string& from) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cutOff_.erase(from);
+}
+
+void LoopbackNetwork::endSessions(const std::function<bool(const Session&)>& ending) {
+  std::vector<Session> ended;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto it = sessions_.begin(); it != sessions_.end();) {
-      if (!address || it->address == *address) {
-        ending.push_back(std::move(*it));
+      if (ending(*it)) {
+        ended.push_back(std::move(*it));
         it = sessions_.erase(it);
       } else {
         ++it;
       }
     }
   }
-  for (auto& session : ending) {
+  for (auto& session : ended) {
     session.serverEnd->close();
     session.thread.join();
   }
 }
 
-std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& address) {
+std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& from,
+                                               const std::string& address) {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (cutOff_.count(from)) throw UnreachableError(from + " is cut off from the network");
   auto listener = listeners_.find(address);
   if (listener == listeners_.end()) {
     throw UnreachableError("nothing listens there");
   }
   auto toServer = std::make_shared<Pipe>();
   auto toClient = std::make_shared<Pipe>();
-  const std::string client = "loopback client " + std::to_string(++dialed_);
+  const std::string client = from + " (loopback channel " + std::to_string(++dialed_) + ")";
   auto serverEnd = std::make_shared<End>(toServer, toClient, client);
-  Session session{address, serverEnd, {}};
+  Session session{from, address, serverEnd, {}};
   session.thread = std::thread([serverEnd, serve = listener->second] {
     runSession(*serverEnd, serve, "ps", {});
     serverEnd->close();

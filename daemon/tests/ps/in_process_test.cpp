@@ -6,11 +6,14 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <set>
 #include <thread>
+#include <tuple>
 
 #include "pstrain/app/ps_reporter.hpp"
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/timestamp.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 #include "pstrain/worker/batch_sampler.hpp"
@@ -20,11 +23,23 @@
 #include "support/process_run.hpp"
 #include "support/wait.hpp"
 
-// The ps and worker logic as threads over the in-process transport: whole runs and fault
-// scenarios in about a second each.
+// The ps and worker logic as threads of this process: whole runs and fault scenarios in about a
+// second each, every one over each transport, as its name says: `<loopback>` through memory,
+// `<tcp>` over the daemon's sockets on 127.0.0.1.
 
 using namespace pstrain;
 using namespace pstrain::testing;
+
+struct loopback {
+  static constexpr Transport kTransport = Transport::kLoopback;
+};
+struct tcp {
+  static constexpr Transport kTransport = Transport::kTcp;
+};
+using Transports = std::tuple<loopback, tcp>;
+
+// A test of the cluster, run once over each transport: `Over::kTransport` in its body.
+#define CLUSTER_TEST(name) BOOST_AUTO_TEST_CASE_TEMPLATE(name, Over, Transports)
 
 namespace {
 
@@ -76,8 +91,8 @@ std::vector<float> smallGradient(const InProcessCluster& cluster) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(trains_to_exactly_train_steps) {
-  InProcessCluster cluster(flags(2, 3, 600));
+CLUSTER_TEST(trains_to_exactly_train_steps) {
+  InProcessCluster cluster(Over::kTransport, flags(2, 3, 600));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 3; ++w) cluster.startWorker(w);
   auto results = cluster.joinWorkers();
@@ -94,10 +109,11 @@ BOOST_AUTO_TEST_CASE(trains_to_exactly_train_steps) {
   BOOST_TEST(results[0].testAccuracy.value_or(0) >= 0.9);
 }
 
-BOOST_AUTO_TEST_CASE(factored_pushes_step_every_ps_as_dense_ones_do) {
+CLUSTER_TEST(factored_pushes_step_every_ps_as_dense_ones_do) {
   // At batch 3 the 784 x 16 first layer goes as factors; 3 ps cut its columns.
   const std::vector<std::string> settings = flags(3, 1, 10, {"--batch-size", "3"});
-  InProcessCluster factoredRun(settings), denseRun(settings);
+  InProcessCluster factoredRun(Over::kTransport, settings);
+  InProcessCluster denseRun(Over::kTransport, settings);
   const auto layout = model::Layout::mnist(factoredRun.settings().hiddenUnits);
   BOOST_REQUIRE(ps::factorsLayer(layout, 0, 3));
   model::Mlp mlp(layout);
@@ -131,10 +147,11 @@ BOOST_AUTO_TEST_CASE(factored_pushes_step_every_ps_as_dense_ones_do) {
   BOOST_TEST(moved > after[0].size() / 2);  // the step did change the model
 }
 
-BOOST_AUTO_TEST_CASE(factored_training_ends_at_exactly_train_steps_async_and_sync) {
+CLUSTER_TEST(factored_training_ends_at_exactly_train_steps_async_and_sync) {
   for (auto sync : {"false", "true"}) {
     BOOST_TEST_CONTEXT("sync " << sync) {
-      InProcessCluster cluster(flags(3, 2, 600, {"--batch-size", "3", "--sync", sync}));
+      InProcessCluster cluster(Over::kTransport,
+                               flags(3, 2, 600, {"--batch-size", "3", "--sync", sync}));
       for (int i = 0; i < 3; ++i) cluster.startPs(i);
       for (int w = 0; w < 2; ++w) cluster.startWorker(w);
       auto results = cluster.joinWorkers();
@@ -145,8 +162,8 @@ BOOST_AUTO_TEST_CASE(factored_training_ends_at_exactly_train_steps_async_and_syn
   }
 }
 
-BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
-  InProcessCluster cluster(flags(2, 2, 4000));
+CLUSTER_TEST(workers_reconnect_to_a_ps_that_restarts_mid_run) {
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, 4000));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 500; }, std::chrono::seconds(30)));
@@ -158,7 +175,7 @@ BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   BOOST_TEST(results[0].globalStep == 4000u);
   BOOST_TEST(cluster.workerMetrics(0).reconnects + cluster.workerMetrics(1).reconnects >= 2u);
   // Each worker's record tells which ps it lost and got back.
-  const std::vector<std::string> ps1{"ps " + InProcessCluster::psEndpoint(1).toString()};
+  const std::vector<std::string> ps1{"ps " + cluster.psEndpoint(1).toString()};
   for (int w = 0; w < 2; ++w) {
     BOOST_TEST(peersOf(cluster, w, "lost") == ps1);
     BOOST_TEST(peersOf(cluster, w, "reconnected") == ps1);
@@ -166,8 +183,8 @@ BOOST_AUTO_TEST_CASE(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_worker_survives_a_ps_that_dies_again_while_it_pulls_after_reconnecting) {
-  InProcessCluster cluster(flags(2, 1, 2000));
+CLUSTER_TEST(a_worker_survives_a_ps_that_dies_again_while_it_pulls_after_reconnecting) {
+  InProcessCluster cluster(Over::kTransport, flags(2, 1, 2000));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   cluster.startWorker(0);
   BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
@@ -188,8 +205,8 @@ BOOST_AUTO_TEST_CASE(a_worker_survives_a_ps_that_dies_again_while_it_pulls_after
   BOOST_TEST(results[0].globalStep == 2000u);
 }
 
-BOOST_AUTO_TEST_CASE(a_worker_reconnects_every_lost_ps_at_once) {
-  InProcessCluster cluster(flags(3, 1, 100));
+CLUSTER_TEST(a_worker_reconnects_every_lost_ps_at_once) {
+  InProcessCluster cluster(Over::kTransport, flags(3, 1, 100));
   for (int i = 0; i < 3; ++i) cluster.startPs(i);
   auto worker = cluster.client(0);
   worker->connect();
@@ -211,6 +228,79 @@ BOOST_AUTO_TEST_CASE(a_worker_reconnects_every_lost_ps_at_once) {
   // Its push was lost with the ps that went away; the next is applied everywhere.
   BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 3, 0).applied);
   for (int i = 0; i < 3; ++i) BOOST_TEST(cluster.server(i).globalStep() >= 2u);
+}
+
+namespace {
+
+// When worker `index` recorded each of its steps, in Unix seconds, in order.
+std::vector<double> stepTimes(InProcessCluster& cluster, int index) {
+  std::vector<double> times;
+  for (const auto& e : eventsNamed(cluster.workerMetrics(index), "step")) {
+    times.push_back(e->getValue<double>("time"));
+  }
+  return times;
+}
+
+// The ps named in the events named `event` of worker `index`, each once.
+std::set<std::string> psOf(InProcessCluster& cluster, int index, const std::string& event) {
+  const auto peers = peersOf(cluster, index, event);
+  return {peers.begin(), peers.end()};
+}
+
+}  // namespace
+
+// A ps's frame hook that takes at least 1 ms over each push: a worker then makes at most 1,000
+// steps/s on any machine, so that what a test does during a run happens before it ends.
+static void atMostOnePushPerMillisecond(const net::Incoming& frame) {
+  if (frame.type == net::MessageType::kPush) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+}
+
+CLUSTER_TEST(a_worker_cut_off_from_every_ps_waits_and_trains_on_once_back) {
+  constexpr std::uint64_t kSteps = 6000;
+  constexpr double kOutage = 1.5;
+  // A step whose answers were in before the cut is recorded a moment after it.
+  constexpr double kMargin = 0.1;
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, kSteps));
+  // ps 0 takes at least 1 ms over each push: worker 1, alone while worker 0 is away (the outage,
+  // then up to as long again for its next attempt to reconnect), makes at most 3,200 steps of
+  // the 5,500 left, on any machine, and worker 0 is back before the run ends.
+  cluster.startPs(0, atMostOnePushPerMillisecond);
+  cluster.startPs(1);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  BOOST_REQUIRE(waitFor([&] { return cluster.workerMetrics(0).globalStep() >= 500; },
+                        std::chrono::seconds(30)));
+  const double cut = unixTime();
+  cluster.cutOff(0);
+  std::this_thread::sleep_for(std::chrono::duration<double>(kOutage));  // the fault: this long
+  const double restored = unixTime();
+  cluster.restore(0);
+  auto results = cluster.joinWorkers();  // throws if a worker gave up
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == kSteps);
+  for (int w = 0; w < 2; ++w) BOOST_TEST(results[w].globalStep == kSteps);
+
+  const auto steps0 = stepTimes(cluster, 0);
+  BOOST_REQUIRE_MESSAGE(!steps0.empty() && steps0.back() > restored,
+                        "worker 0 made no step once back: the run ended during the outage, so it "
+                        "shows no pause (the test needs a longer run)");
+  BOOST_TEST(std::count_if(steps0.begin(), steps0.end(), [&](double t) {
+               return t > cut + kMargin && t < restored;
+             }) == 0);
+  double pause = 0;
+  for (size_t i = 1; i < steps0.size(); ++i) pause = std::max(pause, steps0[i] - steps0[i - 1]);
+  BOOST_TEST(pause >= kOutage - kMargin);
+  BOOST_TEST_MESSAGE("worker 0's longest pause between steps: " << pause << " s");
+  // Worker 1 trained on meanwhile, losing no ps; worker 0 lost each ps and got it back.
+  const auto steps1 = stepTimes(cluster, 1);
+  BOOST_TEST(std::count_if(steps1.begin(), steps1.end(), [&](double t) {
+               return t > cut && t < restored;
+             }) > 0);
+  BOOST_TEST(peersOf(cluster, 1, "lost").empty());
+  const std::set<std::string> everyPs{"ps " + cluster.psEndpoint(0).toString(),
+                                       "ps " + cluster.psEndpoint(1).toString()};
+  BOOST_TEST(psOf(cluster, 0, "lost") == everyPs);
+  BOOST_TEST(psOf(cluster, 0, "reconnected") == everyPs);
 }
 
 namespace {
@@ -241,10 +331,14 @@ bool coverOnce(std::vector<Part> parts, std::uint64_t total) {
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
+CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
   // Configured for 2 workers: worker 2, beyond that count, joins; worker 1 leaves.
-  InProcessCluster cluster(flags(2, 2, 5000));
-  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  constexpr std::uint64_t kSteps = 5000;
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, kSteps));
+  // At most 3,000 steps/s with three workers: over a second for worker 2 to join and worker 1 to
+  // leave before the run ends (unthrottled, it once ended first, in 0.5 s).
+  cluster.startPs(0, atMostOnePushPerMillisecond);
+  cluster.startPs(1);
   cluster.startWorker(0);
   auto worker1 = cluster.client(1);
   worker1->connect();
@@ -268,9 +362,9 @@ BOOST_AUTO_TEST_CASE(workers_join_and_leave_a_run_that_ends_at_exactly_train_ste
                         std::chrono::seconds(10)));
   BOOST_TEST(coverOnce({latestPart(cluster, 0), latestPart(cluster, 2)}, total));
   auto results = cluster.joinWorkers();
-  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 5000u);
-  BOOST_TEST(results[0].globalStep == 5000u);
-  BOOST_TEST(results[2].globalStep == 5000u);
+  for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == kSteps);
+  BOOST_TEST(results[0].globalStep == kSteps);
+  BOOST_TEST(results[2].globalStep == kSteps);
   BOOST_TEST(results[0].mostWorkers == 3u);
   // Worker 2 started from the parameters of the run under way, not from the initial ones.
   const auto joined = eventsNamed(cluster.workerMetrics(2), "connected");
@@ -289,9 +383,10 @@ static void trainFiveStepsAndLeave(InProcessCluster& cluster, int index, std::ve
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave) {
+CLUSTER_TEST(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave) {
   // A sync step that waited for a worker gone would wait for the 30 s deadline.
-  InProcessCluster cluster(flags(1, 2, 400, {"--sync", "--sync-timeout-seconds", "30"}));
+  InProcessCluster cluster(Over::kTransport,
+                           flags(1, 2, 400, {"--sync", "--sync-timeout-seconds", "30"}));
   const auto start = std::chrono::steady_clock::now();
   cluster.startPs(0);
   cluster.startWorker(0);
@@ -309,11 +404,12 @@ BOOST_AUTO_TEST_CASE(a_sync_step_waits_for_the_workers_connected_as_they_join_an
   BOOST_TEST(eventsNamed(cluster.psMetrics(0), "averaged").empty());
 }
 
-BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
+CLUSTER_TEST(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
   // Long enough that worker 0, alone at full speed once worker 1 has dropped (a sync step waits
   // for the workers connected), is still training when worker 1 comes back.
   constexpr std::uint64_t kSteps = 3000;
-  InProcessCluster cluster(flags(1, 2, kSteps, {"--sync", "--sync-timeout-seconds", "0.1"}));
+  InProcessCluster cluster(Over::kTransport,
+                           flags(1, 2, kSteps, {"--sync", "--sync-timeout-seconds", "0.1"}));
   cluster.startPs(0);
   cluster.startWorker(0);
   auto gradient = smallGradient(cluster);
@@ -346,8 +442,8 @@ BOOST_AUTO_TEST_CASE(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_b
   BOOST_TEST(results[0].globalStep == kSteps);
 }
 
-BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) {
-  InProcessCluster cluster(flags(1, 2, 60, {"--sync"}));  // 30 s barrier deadline
+CLUSTER_TEST(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 2, 60, {"--sync"}));  // 30 s barrier deadline
   cluster.startPs(0);
   auto worker0 = cluster.client(0);
   worker0->connect();
@@ -372,8 +468,8 @@ BOOST_AUTO_TEST_CASE(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) 
   BOOST_TEST(cluster.server(0).globalStep() == 0u);
 }
 
-BOOST_AUTO_TEST_CASE(a_worker_of_another_run_is_refused_at_once) {
-  InProcessCluster cluster(flags(1, 1, 10));
+CLUSTER_TEST(a_worker_of_another_run_is_refused_at_once) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 1, 10));
   cluster.startPs(0);
   auto stranger = cluster.client(0, [](ps::ClientOptions& options) { options.runId = 42; });
   const auto start = std::chrono::steady_clock::now();
@@ -381,11 +477,12 @@ BOOST_AUTO_TEST_CASE(a_worker_of_another_run_is_refused_at_once) {
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
 }
 
-BOOST_AUTO_TEST_CASE(a_worker_configured_for_another_number_of_ps_is_refused_saying_what_to_do) {
-  InProcessCluster cluster(flags(1, 1, 10));
+CLUSTER_TEST(a_worker_configured_for_another_number_of_ps_is_refused_saying_what_to_do) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 1, 10));
   cluster.startPs(0);
+  // Its second ps is never dialed: ps 0 refuses it first.
   auto scaled = cluster.client(
-      0, [](ps::ClientOptions& options) { options.ps.push_back(InProcessCluster::psEndpoint(1)); });
+      0, [](ps::ClientOptions& options) { options.ps.push_back({"ps-1", 8000}); });
   try {
     scaled->connect();
     BOOST_FAIL("a worker configured for 2 ps joined a run of 1");
@@ -398,25 +495,24 @@ BOOST_AUTO_TEST_CASE(a_worker_configured_for_another_number_of_ps_is_refused_say
   }
 }
 
-BOOST_AUTO_TEST_CASE(a_ps_that_never_appears_ends_after_the_peer_timeout) {
-  InProcessCluster cluster(flags(1, 1, 10, {"--peer-timeout-seconds", "0.3"}));
+CLUSTER_TEST(a_ps_that_never_appears_ends_after_the_peer_timeout) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 1, 10, {"--peer-timeout-seconds", "0.3"}));
   auto lonely = cluster.client(0);
   try {
     lonely->connect();
     BOOST_FAIL("expected UnreachableError");
   } catch (const UnreachableError& e) {
-    BOOST_TEST(contains(e.what(), "peer ps-0:8000: nothing listens there, until the peer timeout"),
-               e.what());
+    BOOST_TEST(contains(e.what(), "peer " + cluster.psEndpoint(0).toString() + ": "), e.what());
+    BOOST_TEST(contains(e.what(), ", until the peer timeout"), e.what());
   }
 }
 
 namespace {
 
-// A ps of `cluster`'s run whose checkpoint is `path`.
-std::unique_ptr<ps::Server> psWithCheckpoint(const InProcessCluster& cluster,
-                                             ps::ServerObserver& observer, const std::string& path,
+// A ps, on no network, of a one-ps run whose checkpoint is `path`.
+std::unique_ptr<ps::Server> psWithCheckpoint(ps::ServerObserver& observer, const std::string& path,
                                              double everySeconds = 0) {
-  auto options = app::serverOptions(cluster.settings(), 0);
+  auto options = app::serverOptions(config::load({flags(1, 1, 10), {}}), 0);
   options.checkpointPath = path;
   options.checkpointEverySeconds = everySeconds;
   return std::make_unique<ps::Server>(std::move(options), observer);
@@ -425,7 +521,6 @@ std::unique_ptr<ps::Server> psWithCheckpoint(const InProcessCluster& cluster,
 }  // namespace
 
 BOOST_AUTO_TEST_CASE(a_corrupt_checkpoint_is_a_file_error_naming_the_file) {
-  InProcessCluster cluster(flags(1, 1, 10));
   TempDir dir;
   const auto path = dir.file("checkpoint.bin");
   writeFile(path, "not a checkpoint, only some text");
@@ -433,7 +528,7 @@ BOOST_AUTO_TEST_CASE(a_corrupt_checkpoint_is_a_file_error_naming_the_file) {
   observe::Metrics metrics(Role::kPs, 0, 10, events);
   app::PsReporter reporter(0, 1, metrics);
   try {
-    psWithCheckpoint(cluster, reporter, path);
+    psWithCheckpoint(reporter, path);
     BOOST_FAIL("a corrupt checkpoint was restored");
   } catch (const IoError& e) {
     BOOST_TEST(contains(e.what(), "checkpoint " + path + " cannot be restored"), e.what());
@@ -441,7 +536,6 @@ BOOST_AUTO_TEST_CASE(a_corrupt_checkpoint_is_a_file_error_naming_the_file) {
 }
 
 BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_crash) {
-  InProcessCluster cluster(flags(1, 1, 10));
   TempDir dir;
   writeFile(dir.file("a-file"), "");
   const auto path = dir.file("a-file/checkpoint.bin");  // under a file: no directory there
@@ -449,7 +543,7 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_c
   observe::Metrics metrics(Role::kPs, 0, 10, events);
   app::PsReporter reporter(0, 1, metrics);
   // Periodic checkpoints fail and are logged; the process goes on.
-  auto server = psWithCheckpoint(cluster, reporter, path, 0.01);
+  auto server = psWithCheckpoint(reporter, path, 0.01);
   // Nothing to wait for: the failures are only logged. Ten periods pass; the process lives.
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   try {
@@ -470,16 +564,16 @@ std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index)
 
 }  // namespace
 
-BOOST_AUTO_TEST_CASE(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
+CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
   const auto settings = flags(2, 2, 1500);
   double unfaulted = 0;
   {
-    InProcessCluster cluster(settings);
+    InProcessCluster cluster(Over::kTransport, settings);
     for (int i = 0; i < 2; ++i) cluster.startPs(i);
     for (int w = 0; w < 2; ++w) cluster.startWorker(w);
     unfaulted = cluster.joinWorkers()[0].testAccuracy.value_or(0);
   }
-  InProcessCluster cluster(settings);
+  InProcessCluster cluster(Over::kTransport, settings);
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 500; }, std::chrono::seconds(30)));
@@ -504,10 +598,10 @@ BOOST_AUTO_TEST_CASE(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_work
              "accuracy " << accuracy << ", without the fault " << unfaulted);
 }
 
-BOOST_AUTO_TEST_CASE(one_worker_computing_at_a_time_makes_every_push_fresh) {
+CLUSTER_TEST(one_worker_computing_at_a_time_makes_every_push_fresh) {
   // ps 0 lets one of four workers compute at a time: each starts from the parameters with every
   // push so far, on both ps (the second is pulled again after ps 0 held the answer).
-  InProcessCluster cluster(flags(2, 4, 400, {"--concurrent-workers", "1"}));
+  InProcessCluster cluster(Over::kTransport, flags(2, 4, 400, {"--concurrent-workers", "1"}));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 4; ++w) cluster.startWorker(w);
   auto results = cluster.joinWorkers();
@@ -521,9 +615,9 @@ BOOST_AUTO_TEST_CASE(one_worker_computing_at_a_time_makes_every_push_fresh) {
   BOOST_TEST(sum1 <= 400.0);
 }
 
-BOOST_AUTO_TEST_CASE(workers_computing_at_once_push_stale_gradients) {
+CLUSTER_TEST(workers_computing_at_once_push_stale_gradients) {
   // The contrast: unbounded, four workers' pushes land on parameters others have moved on.
-  InProcessCluster cluster(flags(2, 4, 400, {"--concurrent-workers", "0"}));
+  InProcessCluster cluster(Over::kTransport, flags(2, 4, 400, {"--concurrent-workers", "0"}));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 4; ++w) cluster.startWorker(w);
   cluster.joinWorkers();
@@ -532,8 +626,8 @@ BOOST_AUTO_TEST_CASE(workers_computing_at_once_push_stale_gradients) {
   BOOST_TEST(sum > 0.0);
 }
 
-BOOST_AUTO_TEST_CASE(a_ps_reports_the_staleness_of_its_pushes) {
-  InProcessCluster cluster(flags(1, 2, 200, {"--concurrent-workers", "0"}));
+CLUSTER_TEST(a_ps_reports_the_staleness_of_its_pushes) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 2, 200, {"--concurrent-workers", "0"}));
   cluster.startPs(0);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   cluster.joinWorkers();

@@ -44,21 +44,18 @@ class WatchedChannel : public net::Channel {
 
 }  // namespace
 
-InProcessCluster::InProcessCluster(const std::vector<std::string>& flags)
-    : settings_(config::load({flags, {}})), train_(examples(2000, 1)), test_(examples(300, 2)) {}
+InProcessCluster::InProcessCluster(Transport transport, const std::vector<std::string>& flags)
+    : settings_(config::load({flags, {}})),
+      train_(examples(2000, 1)),
+      test_(examples(300, 2)),
+      network_(ClusterNetwork::make(transport, settings_.ps)) {}
 
 InProcessCluster::~InProcessCluster() {
   for (auto& [index, ps] : servers_) ps.server->stop();
-  for (auto& [index, ps] : servers_) network_.close(psEndpoint(index).toString());
+  for (auto& [index, ps] : servers_) network_->close(index);
   for (auto& [index, worker] : workers_) {
     if (worker.thread.joinable()) worker.thread.join();
   }
-}
-
-net::Dialer InProcessCluster::dialer() {
-  return [this](const net::Endpoint& endpoint, std::uint32_t) {
-    return network_.dial(endpoint.toString());
-  };
 }
 
 void InProcessCluster::newWorkerMetrics(WorkerThread& worker, int index) {
@@ -79,12 +76,12 @@ void InProcessCluster::startPs(int index, std::function<void(const net::Incoming
   options.checkpointPath = checkpointPath(index);
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
-  network_.listen(psEndpoint(index).toString(),
-                  [server, onFrame = std::move(onFrame)](net::Channel& channel) {
-                    if (!onFrame) return server->serve(channel);
-                    WatchedChannel watched(channel, onFrame);
-                    server->serve(watched);
-                  });
+  network_->listen(index, *server, *ps.metrics,
+                   [server, onFrame = std::move(onFrame)](net::Channel& channel) {
+                     if (!onFrame) return server->serve(channel);
+                     WatchedChannel watched(channel, onFrame);
+                     server->serve(watched);
+                   });
 }
 
 std::string InProcessCluster::checkpointPath(int index) const {
@@ -94,7 +91,7 @@ std::string InProcessCluster::checkpointPath(int index) const {
 std::uint64_t InProcessCluster::stopPs(int index) {
   auto& ps = servers_.at(index);
   ps.server->stop();
-  network_.close(psEndpoint(index).toString());
+  network_->close(index);
   const auto step = ps.server->globalStep();
   servers_.erase(index);
   return step;
@@ -108,7 +105,8 @@ std::unique_ptr<ps::Client> InProcessCluster::client(
   if (adjust) adjust(options);
   auto& worker = workers_[index];
   if (!worker.metrics) newWorkerMetrics(worker, index);
-  return std::make_unique<ps::Client>(options, dialer(), *worker.reporter);
+  return std::make_unique<ps::Client>(options, network_->dialer(index, &worker.metrics->traffic),
+                                      *worker.reporter);
 }
 
 void InProcessCluster::startWorker(int index) {

@@ -11,26 +11,26 @@
 #include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/idx.hpp"
-#include "pstrain/net/loopback.hpp"
 #include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
+#include "support/cluster_network.hpp"
 #include "support/idx_files.hpp"
 
 namespace pstrain::testing {
 
-// Ps and workers as threads of one process over a LoopbackNetwork: the real ps::Server,
-// ps::Client and worker::Trainer, with memory in place of sockets. Configured by the daemon's
-// own flags, so it trains what `pstrain run` would.
+// Ps and workers as threads of one process: the real ps::Server, ps::Client and
+// worker::Trainer, over memory or over TCP on 127.0.0.1 (`transport`). Configured by the
+// daemon's own flags, so it trains what `pstrain run` would.
 class InProcessCluster {
  public:
-  explicit InProcessCluster(const std::vector<std::string>& flags);
+  InProcessCluster(Transport transport, const std::vector<std::string>& flags);
   // Ends the workers' channels, stops the ps and waits for every thread.
   ~InProcessCluster();
 
   const config::Config& settings() const { return settings_; }
-  static net::Endpoint psEndpoint(int index) { return {"ps-" + std::to_string(index), 8000}; }
+  net::Endpoint psEndpoint(int index) const { return network_->psEndpoint(index); }
 
   // Starts ps `index`; `onFrame`, if given, sees every frame the ps receives first, and an
   // UnreachableError it throws breaks that connection as the ps's death would.
@@ -49,6 +49,11 @@ class InProcessCluster {
   // whose training failed.
   std::map<int, worker::TrainingResult> joinWorkers();
   observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
+
+  // Takes worker `index` off the network: its channels to every ps break and its dials fail,
+  // until restore(index).
+  void cutOff(int index) { network_->cutOff(index); }
+  void restore(int index) { network_->restore(index); }
 
   // A client for worker `index` that the test drives itself, its options changed by `adjust`
   // (to pretend another run or configuration).
@@ -75,14 +80,13 @@ class InProcessCluster {
     std::string failure;
   };
 
-  net::Dialer dialer();
   void newWorkerMetrics(WorkerThread& worker, int index);
 
   TempDir checkpoints_;
   config::Config settings_;
   data::Examples train_;
   data::Examples test_;
-  net::LoopbackNetwork network_;
+  std::unique_ptr<ClusterNetwork> network_;
   std::map<int, PsThread> servers_;
   std::map<int, WorkerThread> workers_;
 };

@@ -4,6 +4,8 @@
 
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/endpoint.hpp"
+#include "pstrain/net/listener.hpp"
+#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -21,5 +23,10 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                                 std::vector<net::Endpoint> ps);
 
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
+
+// How ps `server` listens for workers on `port` (0: any free one): a connection gets a thread
+// once its whole hello is in; its traffic and refused connections are counted in `metrics`.
+net::Listener::Options listenerOptions(const ps::Server& server, int port,
+                                       observe::Metrics& metrics);
 
 }  // namespace pstrain::app

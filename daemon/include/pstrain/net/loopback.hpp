@@ -1,8 +1,10 @@
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -27,8 +29,13 @@ class LoopbackNetwork {
   void listen(const std::string& address, Serve serve);
   // Stops serving `address`, as a process that dies: its channels close, its sessions end.
   void close(const std::string& address);
-  // A channel to whoever listens on `address`; UnreachableError when nobody does.
-  std::unique_ptr<Channel> dial(const std::string& address);
+  // A channel from the host `from` to whoever listens on `address`; UnreachableError when
+  // nobody does or `from` is cut off.
+  std::unique_ptr<Channel> dial(const std::string& from, const std::string& address);
+  // Takes host `from` off the network, as a pulled cable: its channels close (each end sees its
+  // peer gone) and its dials fail until restore(from).
+  void cutOff(const std::string& from);
+  void restore(const std::string& from);
 
  private:
   struct Frame;
@@ -36,16 +43,19 @@ class LoopbackNetwork {
   class End;  // one end of a channel
 
   struct Session {
+    std::string from;
     std::string address;
     std::shared_ptr<End> serverEnd;
     std::thread thread;
   };
 
-  void endSessions(const std::string* address);
+  // Closes the channels of the sessions `ending` picks and waits for them to end.
+  void endSessions(const std::function<bool(const Session&)>& ending);
 
   std::mutex mutex_;
   std::map<std::string, Serve> listeners_;
   std::vector<Session> sessions_;
+  std::set<std::string> cutOff_;  // hosts whose dials fail
   int dialed_ = 0;
 };
 
