@@ -27,12 +27,20 @@ UpdateRule::Answer UpdateRule::pull() {
 
 UpdateRule::Answer UpdateRule::push(std::uint32_t worker, std::uint64_t localStep, float loss,
                                     const float* gradient, std::uint64_t basedOn) {
+  ++pushesReporting_;
   const auto start = std::chrono::steady_clock::now();
   auto result = shard_.push(worker, gradient, basedOn);
   const double seconds = secondsSince(start);
   observer_.pushed(worker, localStep, seconds);
   if (result.applied) observer_.pushApplied(result.staleness);
   if (result.advanced) advanced(result, localStep, loss, worker);
+  // The pushes applied with the last step (a batch, a sync step) report from threads of their
+  // own: the last of them to leave reports the end, so that every push is in its summary.
+  if (--pushesReporting_ == 0 && endToReport_.exchange(false)) {
+    observer_.trainingCompleted(end_.step, end_.seconds);
+    completed_();
+    log::flush();
+  }
   return {std::move(result), seconds};
 }
 
@@ -53,9 +61,8 @@ void UpdateRule::advanced(const Shard::StepResult& result, std::uint64_t localSt
                          shard.sync ? result.workers : 0, std::int64_t(shard.syncTimeout.count()),
                          result.done});
   if (result.done) {
-    observer_.trainingCompleted(result.globalStep, secondsSince(startTime_));
-    completed_();
-    log::flush();
+    end_ = {result.globalStep, secondsSince(startTime_)};
+    endToReport_ = true;
   }
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -64,6 +65,12 @@ class UpdateRule {
   Shard shard_;
   std::once_flag clockStarted_;
   std::chrono::steady_clock::time_point startTime_;
+  std::atomic<int> pushesReporting_{0};  // pushes between the shard and their last report
+  std::atomic<bool> endToReport_{false};  // the last step is applied; end_ is set
+  struct {
+    std::uint64_t step = 0;
+    double seconds = 0;  // since the clock started
+  } end_;
 };
 
 }  // namespace pstrain::ps
