@@ -86,14 +86,21 @@ func (r Result) String() string {
 // Run runs one of the tools (kubectl, helm, kind) against the cluster, from the directory dir
 // ("" is the current one), and waits for it to end.
 func (c *Cluster) Run(dir, tool string, args ...string) Result {
-	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	cmd := c.Command(dir, tool, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	return Result{Command: tool + " " + strings.Join(args, " "), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// Command is the command Run runs, for a tool whose output is read as it comes (kubectl get
+// --watch): the caller starts it and ends it.
+func (c *Cluster) Command(dir, tool string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	return cmd
 }
 
 // Kubectl runs kubectl with args.
@@ -181,6 +188,9 @@ func Describe(p corev1.Pod) string {
 		fmt.Fprintf(&b, "; %s restarts=%d", s.Name, s.RestartCount)
 		if w := s.State.Waiting; w != nil {
 			fmt.Fprintf(&b, " waiting (%s: %s)", w.Reason, w.Message)
+		}
+		if t := s.State.Terminated; t != nil {
+			fmt.Fprintf(&b, " ended %s (exit code %d)", t.Reason, t.ExitCode)
 		}
 		if t := s.LastTerminationState.Terminated; t != nil {
 			fmt.Fprintf(&b, " last ended %s (exit code %d)", t.Reason, t.ExitCode)
