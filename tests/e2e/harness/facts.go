@@ -63,21 +63,10 @@ func errorSuffix(err error) string {
 	return ""
 }
 
-// WaitingForDNS is the first event of the pod's events.jsonl on the node saying that it waits
-// for a ps whose DNS name does not resolve, as the daemon wrote it; "" when there is none.
+// WaitingForDNS is the pod's Facts.WaitingForDNS, from its events.jsonl on the node.
 func WaitingForDNS(c Cluster, pod string) string {
-	data, _ := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
-	events, _ := ReadEvents(data) // the lines before a broken one
-	return waitingForDNS(events)
-}
-
-func waitingForDNS(events []Event) string {
-	for _, e := range events {
-		if e.Event == "waiting" && strings.HasPrefix(e.Peer, "ps ") && strings.Contains(e.Reason, "DNS name did not resolve") {
-			return e.Line
-		}
-	}
-	return ""
+	f, _ := PodFacts(c, pod)
+	return f.WaitingForDNS
 }
 
 // Event is a line of events.jsonl, with the fields the scenarios use.
@@ -179,6 +168,9 @@ type Facts struct {
 	RunsEnded int
 	// CompletedAlready says it took the run of the log directory for its own, completed.
 	CompletedAlready bool
+	// WaitingForDNS is its first event saying that it waits for a ps whose DNS name does not
+	// resolve, as written; "" when there is none.
+	WaitingForDNS string
 	// Lost and Reconnected are its events on losing a ps's connection and reconnecting.
 	Lost, Reconnected []Event
 	// Stopped says that a signal (SIGTERM) ended it.
@@ -217,6 +209,10 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.RunsEnded++
 		case "already_completed":
 			f.CompletedAlready = true
+		case "waiting":
+			if f.WaitingForDNS == "" && strings.HasPrefix(e.Peer, "ps ") && strings.Contains(e.Reason, "DNS name did not resolve") {
+				f.WaitingForDNS = e.Line
+			}
 		case "lost":
 			f.Lost = append(f.Lost, e)
 		case "reconnected":

@@ -125,10 +125,10 @@ func TestFindsTheDNSWaitInTheEvents(t *testing.T) {
 {"time":1795260641.100,"role":"worker","index":0,"event":"waiting","peer":"ps mnist-ps-1.mnist-ps:9000","attempt":10,"reason":"DNS name did not resolve (Host not found)"}
 `
 	events, err := ReadEvents([]byte(data))
-	if line := waitingForDNS(events); err != nil || !strings.Contains(line, `"attempt":1,`) {
+	if line := ReadFacts("mnist-worker-0", events).WaitingForDNS; err != nil || !strings.Contains(line, `"attempt":1,`) {
 		t.Errorf("%q %v", line, err)
 	}
-	if line := waitingForDNS(events[:1]); line != "" {
+	if line := ReadFacts("mnist-worker-0", events[:1]).WaitingForDNS; line != "" {
 		t.Errorf("%q", line)
 	}
 }
