@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 )
 
 // This file is the one place that reads what the daemon reports about a run: each pod's
@@ -61,12 +59,6 @@ func errorSuffix(err error) string {
 		return ": " + err.Error()
 	}
 	return ""
-}
-
-// WaitingForDNS is the pod's Facts.WaitingForDNS, from its events.jsonl on the node.
-func WaitingForDNS(c Cluster, pod string) string {
-	f, _ := PodFacts(c, pod)
-	return f.WaitingForDNS
 }
 
 // Event is a line of events.jsonl, with the fields the scenarios use.
@@ -152,10 +144,9 @@ type Facts struct {
 	// Step is the last global step it reported (a ps: applied; a worker: after its step; either:
 	// checkpointed, restored, reconnected), 0 when none.
 	Step int
-	// Steps and StepTimes are the global steps and times of its progress events (step), at the
-	// cadence of its progress lines.
-	Steps     []int
-	StepTimes []time.Time
+	// Steps are the global steps of its progress events (step), at the cadence of its progress
+	// lines.
+	Steps []int
 	// Checkpoint is the global step of its last checkpoint, 0 when none.
 	Checkpoint int
 	// Restored are its restored events: a checkpoint restored at start-up.
@@ -198,7 +189,6 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.BlasThreads = e.BlasThreads
 		case "step":
 			f.Steps = append(f.Steps, e.Step)
-			f.StepTimes = append(f.StepTimes, time.UnixMilli(int64(math.Round(e.Time*1000))))
 		case "checkpoint":
 			f.Checkpoint = e.Step
 		case "restored":
@@ -231,16 +221,6 @@ func Lines(events []Event) string {
 		lines = append(lines, e.Line)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// LongestPause is the longest time between two consecutive progress events, and when it began.
-func (f Facts) LongestPause() (pause time.Duration, after time.Time) {
-	for i := 1; i < len(f.StepTimes); i++ {
-		if d := f.StepTimes[i].Sub(f.StepTimes[i-1]); d > pause {
-			pause, after = d, f.StepTimes[i-1]
-		}
-	}
-	return pause, after
 }
 
 // roleOf is the role ("ps" or "worker") and index of a pod of the chart: <release>-<role>-<index>.

@@ -1,8 +1,6 @@
-// Package harness is what the end-to-end scenarios need from a cluster running the chart, the
-// same whether its pods run as Docker containers (podrun, in tests/e2e/container) or on
-// Kubernetes (kubectl and helm, in tests/e2e/kind): a scenario written against Cluster runs on
-// both. It waits with context deadlines, and reads what the daemon reports in one place
-// (facts.go).
+// Package harness is what the end-to-end scenarios need from a cluster running the chart: the
+// operations of Cluster, waits with context deadlines, and what the daemon reports, read in one
+// place (facts.go).
 package harness
 
 import (
@@ -35,14 +33,9 @@ type Cluster interface {
 	TrainSteps() int
 	// Pods are the release's pods that exist, by name.
 	Pods(ctx context.Context) (map[string]Pod, error)
-	// Exec runs a command in a pod (kubectl exec, docker exec) and returns its standard output;
+	// Exec runs a command in a pod (kubectl exec) and returns its standard output;
 	// the error carries its standard error and exit code.
 	Exec(ctx context.Context, pod string, command ...string) (string, error)
-	// DeletePod takes a pod away abruptly (kubectl delete pod; docker kill) and returns once its
-	// StatefulSet has started it again.
-	DeletePod(ctx context.Context, pod string) error
-	// Test is `helm test`: the chart's test pod's output, and an error when it failed.
-	Test(ctx context.Context) (string, error)
 	// LogDir is the directory on this machine holding the release's pod log directories:
 	// LogDir/<pod>/deploy.log and events.jsonl, as the chart's hostPath volume leaves them on
 	// the node.
@@ -51,14 +44,13 @@ type Cluster interface {
 	Uninstall(ctx context.Context) error
 }
 
-// Pod is a pod's state as kubectl get pod (or docker inspect) shows it.
+// Pod is a pod's state as kubectl get pod shows it.
 type Pod struct {
 	Name      string
 	Running   bool // its container runs
 	Ready     bool // its readiness probe succeeds
 	Restarts  int  // its container's restarts, by its restart policy or its liveness probe
 	OOMKilled bool
-	ExitCode  int    // of the container's last end
 	Summary   string // one line on it, to explain a failure
 }
 

@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,65 +77,6 @@ func TrainToTheLastStep(ctx context.Context, t *testing.T, c Cluster) {
 		}
 		if err := WaitReady(ctx, c, AllPods...); err != nil {
 			t.Fatal(err)
-		}
-	})
-}
-
-// PSDeletedComesBack installs the chart with a run of steps global steps (a checkpoint every
-// second), deletes mnist-ps-1 a third into the run, after its first checkpoint: both workers
-// record the lost ps, the StatefulSet starts the pod again, which restores its checkpoint, both
-// workers reconnect, and training completes at the last step.
-func PSDeletedComesBack(ctx context.Context, t *testing.T, c Cluster, steps int) {
-	if err := installReady(ctx, c, "--set", fmt.Sprintf("hyperparams.trainsteps=%d,checkpoints.everySeconds=1", steps)); err != nil {
-		t.Fatal(err)
-	}
-	deleted := t.Run("mnist-ps-1 deleted a third into the run", func(t *testing.T) {
-		at, err := WaitFacts(ctx, c, "mnist-ps-1", fmt.Sprintf("ps 1 at global step %d with a checkpoint", steps/3),
-			func(f Facts) bool { return f.Step >= steps/3 && f.Checkpoint > 0 })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.DeletePod(ctx, "mnist-ps-1"); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("mnist-ps-1 deleted at its global step %d of %d (checkpoint at %d), and started again", at.Step, steps, at.Checkpoint)
-	})
-	if !deleted {
-		return
-	}
-	t.Run("both workers recorded the lost ps", func(t *testing.T) {
-		lostPS1 := func(e Event) bool { return e.PeerIsPS("mnist-ps-1") }
-		err := Until(ctx, "both workers to record that they lost ps 1", func() (bool, string, error) {
-			w0, err0 := PodFacts(c, "mnist-worker-0")
-			w1, err1 := PodFacts(c, "mnist-worker-1")
-			return slices.ContainsFunc(w0.Lost, lostPS1) && slices.ContainsFunc(w1.Lost, lostPS1),
-				Lines(slices.Concat(w0.Lost, w1.Lost)), errors.Join(err0, err1)
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
-	t.Run("training completes", func(t *testing.T) {
-		r, err := WaitTrained(ctx, c, "")
-		if err != nil {
-			t.Fatal(err, "\n", Tails(c, AllPods...))
-		}
-		t.Logf("global step %d, test accuracy %.4f", r.GlobalStep, r.TestAccuracy)
-	})
-	t.Run("the new mnist-ps-1 restored its checkpoint", func(t *testing.T) {
-		if f, err := PodFacts(c, "mnist-ps-1"); err != nil || len(f.Restored) == 0 {
-			t.Errorf("no restored event in ps 1's events (%v)", err)
-		} else {
-			t.Log(Lines(f.Restored))
-		}
-	})
-	t.Run("both workers reconnected to ps 1", func(t *testing.T) {
-		for _, w := range WorkerPods {
-			f, err := PodFacts(c, w)
-			if err != nil || !slices.ContainsFunc(f.Reconnected, func(e Event) bool { return e.PeerIsPS("mnist-ps-1") }) {
-				t.Errorf("%s did not record that it reconnected to ps mnist-ps-1 (%v)", w, err)
-			}
-			t.Log(Lines(f.Reconnected))
 		}
 	})
 }

@@ -5,15 +5,11 @@ import (
 	"errors"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"pstrain/tests/e2e/cluster"
 	"pstrain/tests/e2e/harness"
 )
 
-// The scenarios shared with the container end-to-end test (tests/e2e/container), on the kind
-// cluster through kubeCluster. A deleted ps is TestHelmTestAndDeletedPods's, with the checks
-// only Kubernetes makes possible (the StatefulSet's new pod, helm test meanwhile).
+// The scenarios of package harness, on the kind cluster through kubeCluster.
 
 func TestSharedTrainToTheLastStep(t *testing.T) {
 	t.Parallel()
@@ -66,7 +62,7 @@ func (k *kubeCluster) Pods(ctx context.Context) (map[string]harness.Pod, error) 
 			s.Running = p.DeletionTimestamp == nil && c.State.Running != nil
 			s.Restarts += int(c.RestartCount)
 			if last := c.LastTerminationState.Terminated; last != nil {
-				s.OOMKilled, s.ExitCode = last.Reason == "OOMKilled", int(last.ExitCode)
+				s.OOMKilled = last.Reason == "OOMKilled"
 			}
 		}
 		states[name] = s
@@ -76,30 +72,6 @@ func (k *kubeCluster) Pods(ctx context.Context) (map[string]harness.Pod, error) 
 
 func (k *kubeCluster) Exec(ctx context.Context, pod string, command ...string) (string, error) {
 	res := k.r.exec(pod, command...)
-	if res.Err != nil {
-		return res.Stdout, errors.New(res.String())
-	}
-	return res.Stdout, nil
-}
-
-// DeletePod is `kubectl delete pod`; it returns once the StatefulSet's new pod of that name runs.
-func (k *kubeCluster) DeletePod(ctx context.Context, pod string) error {
-	before, err := k.r.pods()
-	if err != nil {
-		return err
-	}
-	if res := kind.Kubectl("delete", "pod", "--namespace", k.r.namespace, pod); res.Err != nil {
-		return errors.New(res.String())
-	}
-	return harness.Until(ctx, "a new "+pod+" running", func() (bool, string, error) {
-		pods, err := k.r.pods()
-		p, found := pods[pod]
-		return found && p.UID != before[pod].UID && p.Status.Phase == corev1.PodRunning, describeAll(pods), err
-	})
-}
-
-func (k *kubeCluster) Test(ctx context.Context) (string, error) {
-	res := kind.Run(repo, "helm", "test", releaseName, "--namespace", k.r.namespace, "--logs")
 	if res.Err != nil {
 		return res.Stdout, errors.New(res.String())
 	}
