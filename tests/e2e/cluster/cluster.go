@@ -14,7 +14,6 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,8 +24,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"pstrain/tests/e2e/harness"
 )
 
 // Cluster is a running cluster and the tools that drive it.
@@ -154,11 +151,23 @@ func (c *Cluster) nodes(selector string) ([]string, error) {
 	return strings.Fields(r.Stdout), nil
 }
 
-// Until calls check every second until it returns done, for at most timeout (harness.Until).
+// Until calls check every second until it returns done, for at most timeout. It fails with what
+// check last said when the time is up, or at once when check returns an error (no point
+// waiting).
 func Until(timeout time.Duration, what string, check func() (done bool, said string, err error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return harness.Until(ctx, what, check)
+	deadline := time.Now().Add(timeout)
+	for {
+		done, said, err := check()
+		switch {
+		case err == nil && done:
+			return nil
+		case err != nil:
+			return fmt.Errorf("gave up waiting for %s: %v\n%s", what, err, said)
+		case time.Now().After(deadline):
+			return fmt.Errorf("no %s before the deadline:\n%s", what, said)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // Ready says whether the pod runs with every container ready.

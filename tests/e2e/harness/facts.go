@@ -1,65 +1,18 @@
+// Package harness is the one place where the end-to-end scenarios read what the daemon reports
+// about a run: a pod's events.jsonl (docs/operations.md, "Events") and worker 0's result.json.
+// The log lines are for people: a scenario reads deploy.log only for what it shows a person.
 package harness
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 )
 
-// This file is the one place that reads what the daemon reports about a run: each pod's
-// events.jsonl on the node (docs/operations.md, "Events"), and worker 0's result.json. The log
-// lines are for people: only what a scenario shows a person (Tails) is read from deploy.log.
-
 // PodEvents is the pod's events file, as values.yml mounts its log directory.
 const PodEvents = "/tmp/mnist-log/events.jsonl"
-
-// PodFacts are the facts of a pod's events.jsonl on the node (none when it has none yet).
-func PodFacts(c Cluster, pod string) (Facts, error) {
-	data, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Facts{}, nil
-	} else if err != nil {
-		return Facts{}, err
-	}
-	events, err := ReadEvents(data)
-	if err != nil {
-		return Facts{}, fmt.Errorf("%s/events.jsonl: %v", pod, err)
-	}
-	return ReadFacts(pod, events), nil
-}
-
-// WorkerResult is worker 0's result.json on the node.
-func WorkerResult(c Cluster) (Result, error) {
-	data, err := os.ReadFile(filepath.Join(c.LogDir(), "mnist-worker-0", "result.json"))
-	if err != nil {
-		return Result{}, err
-	}
-	return ReadResult(data)
-}
-
-// Tails are the last lines of the pods' deploy.log on the node, to explain a failure (also
-// after a scenario's deadline).
-func Tails(c Cluster, pods ...string) string {
-	var b strings.Builder
-	for _, pod := range pods {
-		log, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "deploy.log"))
-		lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
-		fmt.Fprintf(&b, "--- the end of %s's deploy.log%s\n%s\n", pod, errorSuffix(err), strings.Join(lines[max(0, len(lines)-15):], "\n"))
-	}
-	return b.String()
-}
-
-func errorSuffix(err error) string {
-	if err != nil {
-		return ": " + err.Error()
-	}
-	return ""
-}
 
 // Event is a line of events.jsonl, with the fields the scenarios use.
 type Event struct {

@@ -127,12 +127,3 @@ func TestFindsTheDNSWaitInTheEvents(t *testing.T) {
 		t.Errorf("%q", line)
 	}
 }
-
-func TestReadsTheRenderedTrainSteps(t *testing.T) {
-	if steps, err := TrainSteps("data:\n  pstrain.yml: |\n    trainSteps: 9000\n"); err != nil || steps != 9000 {
-		t.Errorf("%d, %v", steps, err)
-	}
-	if _, err := TrainSteps("kind: ConfigMap\n"); err == nil {
-		t.Error("no error without trainSteps")
-	}
-}

@@ -2,10 +2,12 @@ package kind_test
 
 import (
 	"fmt"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -14,8 +16,9 @@ import (
 
 // The README's commands in the default namespace: kind load docker-image, helm install with
 // values.yml (only the image set), the pods spread over the worker nodes, each pod as values.yml
-// and the chart make it, training to its last step, kubectl exec … tail of ps 1's log, each pod's
-// own log directory on the host, helm uninstall: every pod stops on SIGTERM with exit code 0.
+// and the chart make it, training to its last step, kubectl exec … tail of ps 1's log, one log
+// directory per pod on the host with only its own events, the run's end recorded in each, helm
+// uninstall: every pod stops on SIGTERM with exit code 0.
 func TestReadme(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "default", 200) // values.yml's hyperparams.trainsteps
@@ -54,10 +57,30 @@ func TestReadme(t *testing.T) {
 		t.Logf("kubectl exec mnist-ps-1 -- tail %s:\n%s", podLog, tail.Stdout)
 	}
 
-	for _, p := range allPods {
-		if f, err := r.nodeFacts(p); err != nil || f.Starts != 1 || len(f.Others) > 0 {
-			t.Errorf("%s's events.jsonl on the host: %d starts, events of others: %v (%v)", p, f.Starts, f.Others, err)
+	// A worker records its end once it has stopped training, which may be after worker 0's.
+	err = cluster.Until(time.Minute, "the end of the run in every pod's events on the host", func() (bool, string, error) {
+		var said []string
+		for _, p := range allPods {
+			f, err := r.nodeFacts(p)
+			if err != nil || f.Starts != 1 || len(f.Others) > 0 {
+				return false, "", fmt.Errorf("%s's events.jsonl on the host: %d starts, events of others: %v (%v)", p, f.Starts, f.Others, err)
+			}
+			if f.RunsEnded != 1 {
+				said = append(said, fmt.Sprintf("%s: %d runs ended", p, f.RunsEnded))
+			}
 		}
+		return len(said) == 0, strings.Join(said, "\n"), nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	entries, err := os.ReadDir(r.logDir())
+	var dirs []string
+	for _, e := range entries {
+		dirs = append(dirs, e.Name())
+	}
+	if err != nil || !slices.Equal(dirs, allPods) {
+		t.Errorf("%s holds %v (%v), not a directory for each of %v", r.logDir(), dirs, err, allPods)
 	}
 
 	assertNotRestarted(t, r)

@@ -398,3 +398,32 @@ func terminated(p corev1.Pod, container string) *corev1.ContainerStateTerminated
 	}
 	return nil
 }
+
+// waitResult waits until worker 0's result.json is of a run other than notRun, at the last
+// global step; it gives up when a container of the release has restarted, or worker 0 took an
+// earlier run for its own.
+func (r *release) waitResult(notRun string) harness.Result {
+	r.t.Helper()
+	var result harness.Result
+	err := cluster.Until(trainTimeout, fmt.Sprintf("global step %d in worker 0's result.json", r.trainSteps), func() (bool, string, error) {
+		pods, err := r.pods()
+		if err != nil {
+			return false, "", err
+		}
+		if broken := restarted(pods); broken != "" {
+			return false, "", fmt.Errorf("restarted: %s", broken)
+		}
+		if f, err := r.podFacts("mnist-worker-0"); err == nil && f.CompletedAlready {
+			return false, "", errors.New("worker 0 found its run completed already")
+		}
+		res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
+		if result, err = harness.ReadResult([]byte(res.Stdout)); res.Err != nil || err != nil {
+			return false, res.String(), nil
+		}
+		return result.RunID != notRun && result.GlobalStep == r.trainSteps, res.Stdout, nil
+	})
+	if err != nil {
+		r.t.Fatal(err, "\n", r.tails(allPods...))
+	}
+	return result
+}
