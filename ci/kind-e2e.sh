@@ -28,19 +28,19 @@
 # The Go tests in tests/e2e/kind then drive the cluster (see there), in parallel, each in a
 # namespace of its own (values.yml's CPU limits leave most of the machine idle while one release
 # trains; together they take about 5 minutes on 2 cores): kind load docker-image,
-# helm install/test/upgrade/uninstall, kubectl exec/delete/label, Pod Security admission. At the
-# end the cluster, its Docker network and any daemon.json change are removed, also on failure
-# or interrupt.
+# helm install/test/upgrade/uninstall, helm template with kubectl apply (GitOps),
+# kubectl exec/delete/label/scale, Pod Security admission. At the end the cluster, its Docker
+# network and any daemon.json change are removed, also on failure or interrupt.
 #
 # Needs root, Docker and Go; installs debootstrap and jq. helm is ci/chart-test.sh's. The image
-# under test is PSTRAIN_KIND_IMAGE (default: ci/e2e.sh's, ${PSTRAIN_E2E_IMAGE:-pstrain:e2e}),
-# which must be on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m);
+# under test is PSTRAIN_KIND_IMAGE (default pstrain:e2e, which ci/image.sh builds), which must be
+# on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m);
 # PSTRAIN_KIND_RUN: only the scenarios go test -run selects (e.g. TestReadme).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source ci/go-env.sh
 
-image="${PSTRAIN_KIND_IMAGE:-${PSTRAIN_E2E_IMAGE:-pstrain:e2e}}"
+image="${PSTRAIN_KIND_IMAGE:-pstrain:e2e}"
 name=pstrain-kind # the cluster, and its Docker network
 work="$(mktemp -d)"
 runtime_added=""
@@ -75,6 +75,13 @@ if ! out="$(bash ci/install-deps.sh debootstrap jq 2>&1)" || [ ! -x "$helm" ]; t
   finish
 fi
 
+if out="$(cd tests/e2e && go vet ./... 2>&1 && go test -count=1 ./harness 2>&1)"; then
+  pass "tests/e2e: go vet, and go test of the harness (how the scenarios read events)"
+else
+  fail "tests/e2e: go vet or go test ./harness" "$out"
+  finish
+fi
+
 start=$SECONDS
 if bash tests/kind/build.sh >"$work/build.log" 2>&1; then
   node_image="$(tail -n 1 "$work/build.log")"
@@ -91,7 +98,7 @@ ln -s "$tools_bin/kind" "$tools_bin/kubectl" "$helm" "$work/bin/"
 if docker image inspect "$image" >/dev/null 2>&1; then
   pass "image under test $image is on this machine ($(docker image ls --format '{{.Size}}' "$image"))"
 else
-  fail "image under test $image: not on this machine's Docker (ci/e2e.sh builds it)"
+  fail "image under test $image: not on this machine's Docker (ci/image.sh builds it)"
   finish
 fi
 

@@ -2,20 +2,20 @@
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
 # (ctest), the page in headless chromium (ci/ui-test.sh), the unit suites under ASan/UBSan and
 # the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
-# checks, the end-to-end test (the image, and the chart's pods as Docker containers) and the
-# README's Kubernetes commands on a kind cluster built here from Go modules and Debian packages
-# (ci/kind-e2e.sh, with the image ci/e2e.sh built). Exits non-zero if any of them fails.
+# checks, the pstrain image (ci/image.sh) and the README's Kubernetes commands with it on a kind
+# cluster built here from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any
+# of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash ci/install-deps.sh --tests
 # Downloads, while the daemon builds and its tests run: the base image of the pstrain and kind
-# node images (debootstrap) and the pstrain image's packages (ci/e2e.sh prepare), and the Go
+# node images (debootstrap) and the pstrain image's packages (ci/image.sh prepare), and the Go
 # modules every Go tool and test of the repository builds from. Whoever needs them later waits
 # for them (ci/debian-base.sh's lock, Go's module cache, Docker's build cache) or fetches what a
 # failed download left missing, and says why.
 source ci/go-env.sh
-nice -n 19 bash ci/e2e.sh prepare >/dev/null 2>&1 &
+nice -n 19 bash ci/image.sh prepare >/dev/null 2>&1 &
 downloads=($!)
 (cd tests && nice -n 19 go mod download >/dev/null 2>&1) &  # the modules of tests/go.work
 downloads+=($!)
@@ -30,6 +30,6 @@ bash ci/sanitize.sh || status=1
 bash ci/fuzz.sh 60 || status=1
 bash ci/chart-test.sh || status=1
 wait "${downloads[@]}" || true
-bash ci/e2e.sh || status=1
+bash ci/image.sh || status=1
 bash ci/kind-e2e.sh || status=1
 exit $status

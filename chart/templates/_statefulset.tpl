@@ -262,9 +262,15 @@ spec:
   {{- end }}
 {{- end }}
 
-{{/* pstrain.probeTimings are the timing fields of a probe, from its values under probes. */}}
+{{/*
+pstrain.probeTimings are the timing fields of a probe, from its values under probes. An
+initialDelaySeconds of 0 is left out: the API server does not store a field at its zero value,
+so, rendered, every kubectl apply of the same manifests would send it again ("configured").
+*/}}
 {{- define "pstrain.probeTimings" -}}
-initialDelaySeconds: {{ .initialDelaySeconds | int64 }}
+{{- with .initialDelaySeconds | int64 -}}
+initialDelaySeconds: {{ . }}
+{{ end -}}
 periodSeconds: {{ .periodSeconds | int64 }}
 timeoutSeconds: {{ .timeoutSeconds | int64 }}
 failureThreshold: {{ .failureThreshold | int64 }}

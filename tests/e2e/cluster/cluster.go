@@ -14,7 +14,6 @@ package cluster
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,8 +24,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-
-	"pstrain/tests/e2e/harness"
 )
 
 // Cluster is a running cluster and the tools that drive it.
@@ -86,14 +83,21 @@ func (r Result) String() string {
 // Run runs one of the tools (kubectl, helm, kind) against the cluster, from the directory dir
 // ("" is the current one), and waits for it to end.
 func (c *Cluster) Run(dir, tool string, args ...string) Result {
-	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	cmd := c.Command(dir, tool, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	err := cmd.Run()
 	return Result{Command: tool + " " + strings.Join(args, " "), Stdout: stdout.String(), Stderr: stderr.String(), Err: err}
+}
+
+// Command is the command Run runs, for a tool whose output is read as it comes (kubectl get
+// --watch): the caller starts it and ends it.
+func (c *Cluster) Command(dir, tool string, args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(c.Bin, tool), args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+c.Kubeconfig)
+	return cmd
 }
 
 // Kubectl runs kubectl with args.
@@ -147,11 +151,23 @@ func (c *Cluster) nodes(selector string) ([]string, error) {
 	return strings.Fields(r.Stdout), nil
 }
 
-// Until calls check every second until it returns done, for at most timeout (harness.Until).
+// Until calls check every second until it returns done, for at most timeout. It fails with what
+// check last said when the time is up, or at once when check returns an error (no point
+// waiting).
 func Until(timeout time.Duration, what string, check func() (done bool, said string, err error)) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	return harness.Until(ctx, what, check)
+	deadline := time.Now().Add(timeout)
+	for {
+		done, said, err := check()
+		switch {
+		case err == nil && done:
+			return nil
+		case err != nil:
+			return fmt.Errorf("gave up waiting for %s: %v\n%s", what, err, said)
+		case time.Now().After(deadline):
+			return fmt.Errorf("no %s before the deadline:\n%s", what, said)
+		}
+		time.Sleep(time.Second)
+	}
 }
 
 // Ready says whether the pod runs with every container ready.
@@ -181,6 +197,9 @@ func Describe(p corev1.Pod) string {
 		fmt.Fprintf(&b, "; %s restarts=%d", s.Name, s.RestartCount)
 		if w := s.State.Waiting; w != nil {
 			fmt.Fprintf(&b, " waiting (%s: %s)", w.Reason, w.Message)
+		}
+		if t := s.State.Terminated; t != nil {
+			fmt.Fprintf(&b, " ended %s (exit code %d)", t.Reason, t.ExitCode)
 		}
 		if t := s.LastTerminationState.Terminated; t != nil {
 			fmt.Fprintf(&b, " last ended %s (exit code %d)", t.Reason, t.ExitCode)

@@ -1,84 +1,18 @@
+// Package harness is the one place where the end-to-end scenarios read what the daemon reports
+// about a run: a pod's events.jsonl (docs/operations.md, "Events") and worker 0's result.json.
+// The log lines are for people: a scenario reads deploy.log only for what it shows a person.
 package harness
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 )
-
-// This file is the one place that reads what the daemon reports about a run: each pod's
-// events.jsonl on the node (docs/operations.md, "Events"), and worker 0's result.json. The log
-// lines are for people: only what a scenario shows a person (Tails) is read from deploy.log.
 
 // PodEvents is the pod's events file, as values.yml mounts its log directory.
 const PodEvents = "/tmp/mnist-log/events.jsonl"
-
-// PodFacts are the facts of a pod's events.jsonl on the node (none when it has none yet).
-func PodFacts(c Cluster, pod string) (Facts, error) {
-	data, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return Facts{}, nil
-	} else if err != nil {
-		return Facts{}, err
-	}
-	events, err := ReadEvents(data)
-	if err != nil {
-		return Facts{}, fmt.Errorf("%s/events.jsonl: %v", pod, err)
-	}
-	return ReadFacts(pod, events), nil
-}
-
-// WorkerResult is worker 0's result.json on the node.
-func WorkerResult(c Cluster) (Result, error) {
-	data, err := os.ReadFile(filepath.Join(c.LogDir(), "mnist-worker-0", "result.json"))
-	if err != nil {
-		return Result{}, err
-	}
-	return ReadResult(data)
-}
-
-// Tails are the last lines of the pods' deploy.log on the node, to explain a failure (also
-// after a scenario's deadline).
-func Tails(c Cluster, pods ...string) string {
-	var b strings.Builder
-	for _, pod := range pods {
-		log, err := os.ReadFile(filepath.Join(c.LogDir(), pod, "deploy.log"))
-		lines := strings.Split(strings.TrimRight(string(log), "\n"), "\n")
-		fmt.Fprintf(&b, "--- the end of %s's deploy.log%s\n%s\n", pod, errorSuffix(err), strings.Join(lines[max(0, len(lines)-15):], "\n"))
-	}
-	return b.String()
-}
-
-func errorSuffix(err error) string {
-	if err != nil {
-		return ": " + err.Error()
-	}
-	return ""
-}
-
-// WaitingForDNS is the first event of the pod's events.jsonl on the node saying that it waits
-// for a ps whose DNS name does not resolve, as the daemon wrote it; "" when there is none.
-func WaitingForDNS(c Cluster, pod string) string {
-	data, _ := os.ReadFile(filepath.Join(c.LogDir(), pod, "events.jsonl"))
-	events, _ := ReadEvents(data) // the lines before a broken one
-	return waitingForDNS(events)
-}
-
-func waitingForDNS(events []Event) string {
-	for _, e := range events {
-		if e.Event == "waiting" && strings.HasPrefix(e.Peer, "ps ") && strings.Contains(e.Reason, "DNS name did not resolve") {
-			return e.Line
-		}
-	}
-	return ""
-}
 
 // Event is a line of events.jsonl, with the fields the scenarios use.
 type Event struct {
@@ -163,10 +97,9 @@ type Facts struct {
 	// Step is the last global step it reported (a ps: applied; a worker: after its step; either:
 	// checkpointed, restored, reconnected), 0 when none.
 	Step int
-	// Steps and StepTimes are the global steps and times of its progress events (step), at the
-	// cadence of its progress lines.
-	Steps     []int
-	StepTimes []time.Time
+	// Steps are the global steps of its progress events (step), at the cadence of its progress
+	// lines.
+	Steps []int
 	// Checkpoint is the global step of its last checkpoint, 0 when none.
 	Checkpoint int
 	// Restored are its restored events: a checkpoint restored at start-up.
@@ -179,6 +112,9 @@ type Facts struct {
 	RunsEnded int
 	// CompletedAlready says it took the run of the log directory for its own, completed.
 	CompletedAlready bool
+	// WaitingForDNS is its first event saying that it waits for a ps whose DNS name does not
+	// resolve, as written; "" when there is none.
+	WaitingForDNS string
 	// Lost and Reconnected are its events on losing a ps's connection and reconnecting.
 	Lost, Reconnected []Event
 	// Stopped says that a signal (SIGTERM) ended it.
@@ -206,7 +142,6 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.BlasThreads = e.BlasThreads
 		case "step":
 			f.Steps = append(f.Steps, e.Step)
-			f.StepTimes = append(f.StepTimes, time.UnixMilli(int64(math.Round(e.Time*1000))))
 		case "checkpoint":
 			f.Checkpoint = e.Step
 		case "restored":
@@ -217,6 +152,10 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.RunsEnded++
 		case "already_completed":
 			f.CompletedAlready = true
+		case "waiting":
+			if f.WaitingForDNS == "" && strings.HasPrefix(e.Peer, "ps ") && strings.Contains(e.Reason, "DNS name did not resolve") {
+				f.WaitingForDNS = e.Line
+			}
 		case "lost":
 			f.Lost = append(f.Lost, e)
 		case "reconnected":
@@ -235,16 +174,6 @@ func Lines(events []Event) string {
 		lines = append(lines, e.Line)
 	}
 	return strings.Join(lines, "\n")
-}
-
-// LongestPause is the longest time between two consecutive progress events, and when it began.
-func (f Facts) LongestPause() (pause time.Duration, after time.Time) {
-	for i := 1; i < len(f.StepTimes); i++ {
-		if d := f.StepTimes[i].Sub(f.StepTimes[i-1]); d > pause {
-			pause, after = d, f.StepTimes[i-1]
-		}
-	}
-	return pause, after
 }
 
 // roleOf is the role ("ps" or "worker") and index of a pod of the chart: <release>-<role>-<index>.

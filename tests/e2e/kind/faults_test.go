@@ -1,13 +1,18 @@
 package kind_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
+	"pstrain/tests/e2e/cluster"
 	"pstrain/tests/e2e/harness"
 )
 
@@ -19,6 +24,7 @@ const longRun = 60000
 // `helm test mnist` while the cluster trains; `kubectl delete pod mnist-ps-1` a fifth into the
 // run: the StatefulSet makes a new mnist-ps-1, which restores its checkpoint; then `kubectl
 // delete pod mnist-worker-1`: a new worker 1 joins the run. The run completes at its last step.
+// Then, with the ps gone, the chart's test pod fails.
 func TestHelmTestAndDeletedPods(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-faults", longRun)
@@ -54,6 +60,55 @@ func TestHelmTestAndDeletedPods(t *testing.T) {
 		t.Errorf("the new mnist-worker-1 recorded no training step (%v)", err)
 	}
 	assertNotRestarted(t, r)
+	assertTestFailsWithoutPS(t, r)
+}
+
+// assertTestFailsWithoutPS scales the ps StatefulSet to 0 and runs the chart's test pod, rendered
+// with a 3 s timeout (`helm template --show-only`), as a plain pod: it fails within its timeout
+// and 15 s, with exit code 4 and pstrain's one line naming a ps it could not reach.
+func assertTestFailsWithoutPS(t *testing.T, r *release) {
+	t.Helper()
+	res := kind.Kubectl("scale", "statefulset", "mnist-ps", "--namespace", r.namespace, "--replicas=0")
+	if res.Err != nil {
+		t.Fatal(res)
+	}
+	r.waitGone(psPods...)
+	const timeout = 3
+	res = r.helm("template", "--set", fmt.Sprintf("hyperparams.trainsteps=%d,test.timeoutSeconds=%d", r.trainSteps, timeout),
+		"--show-only", "templates/tests/pod.yaml")
+	manifest := filepath.Join(t.TempDir(), "test-pod.yaml")
+	if res.Err != nil || os.WriteFile(manifest, []byte(res.Stdout), 0o644) != nil {
+		t.Fatalf("helm template --show-only templates/tests/pod.yaml:\n%s", res)
+	}
+	// The pod of the helm test above is still there: helm deletes it only before the next test.
+	if res := kind.Kubectl("delete", "pod", "--namespace", r.namespace, "--ignore-not-found", "mnist-test"); res.Err != nil {
+		t.Fatal(res)
+	}
+	if res := kind.Kubectl("create", "--namespace", r.namespace, "--filename", manifest); res.Err != nil {
+		t.Fatal(res)
+	}
+	var pod corev1.Pod
+	err := cluster.Until(2*time.Minute, "the test pod's end", func() (bool, string, error) {
+		res := kind.Kubectl("get", "pod", "--namespace", r.namespace, "mnist-test", "--output", "json")
+		if err := json.Unmarshal([]byte(res.Stdout), &pod); res.Err != nil || err != nil {
+			return false, res.String(), nil
+		}
+		return pod.Status.Phase == corev1.PodFailed || pod.Status.Phase == corev1.PodSucceeded, cluster.Describe(pod), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := terminated(pod, "status")
+	logs := kind.Kubectl("logs", "--namespace", r.namespace, "mnist-test")
+	lines := strings.Split(strings.TrimRight(logs.Stdout, "\n"), "\n")
+	oneLine := regexp.MustCompile(fmt.Sprintf(`^pstrain: mnist-ps-[01]\.mnist-ps:8090: .+ after waiting %d s$`, timeout))
+	if ended == nil || ended.ExitCode != 4 || len(lines) != 1 || !oneLine.MatchString(lines[0]) {
+		t.Fatalf("the test pod without the ps: %s; want exit code 4 and one line naming a ps:\n%s", cluster.Describe(pod), logs)
+	}
+	if took := ended.FinishedAt.Sub(ended.StartedAt.Time); took > (timeout+15)*time.Second {
+		t.Errorf("the test pod without the ps ran %v, more than its timeout and 15 s", took)
+	}
+	t.Logf("the test pod without the ps: %s in %v: %s", ended.Reason, ended.FinishedAt.Sub(ended.StartedAt.Time), lines[0])
 }
 
 // deletePod is `kubectl delete pod POD`, then waits until the StatefulSet has made a new pod of

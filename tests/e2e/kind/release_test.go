@@ -1,14 +1,17 @@
 package kind_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -314,4 +317,113 @@ func countOf(values []int, v int) (n int) {
 		}
 	}
 	return n
+}
+
+// podWatch is `kubectl get pods --watch` of a release's pods: the last state the API server
+// showed of each, until it was deleted.
+type podWatch struct {
+	cmd   *exec.Cmd
+	ended chan struct{} // closed when kubectl's output ends
+	mu    sync.Mutex
+	last  map[string]corev1.Pod
+	gone  map[string]bool
+}
+
+// watchPods starts watching the release's pods, and returns once the watch has listed the named
+// ones: every change after that is seen.
+func (r *release) watchPods(names ...string) (*podWatch, error) {
+	w := &podWatch{ended: make(chan struct{}), last: map[string]corev1.Pod{}, gone: map[string]bool{}}
+	w.cmd = kind.Command("", "kubectl", "get", "pods", "--namespace", r.namespace, "--selector", selector,
+		"--watch", "--output-watch-events", "--output", "json")
+	out, err := w.cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(w.ended)
+		for decoder := json.NewDecoder(out); ; {
+			var event struct {
+				Type   string     `json:"type"`
+				Object corev1.Pod `json:"object"`
+			}
+			if decoder.Decode(&event) != nil {
+				return
+			}
+			w.mu.Lock()
+			w.last[event.Object.Name] = event.Object
+			w.gone[event.Object.Name] = w.gone[event.Object.Name] || event.Type == "DELETED"
+			w.mu.Unlock()
+		}
+	}()
+	err = cluster.Until(time.Minute, "kubectl get pods --watch listing "+strings.Join(names, ", "), func() (bool, string, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return !slices.ContainsFunc(names, func(n string) bool { _, seen := w.last[n]; return !seen }), "", nil
+	})
+	if err != nil {
+		w.stop()
+	}
+	return w, err
+}
+
+// stop waits (up to a minute) until the watch has seen the named pods deleted, ends kubectl and
+// returns the last state of each pod it saw deleted.
+func (w *podWatch) stop(names ...string) map[string]corev1.Pod {
+	cluster.Until(time.Minute, "the pods' deletion in the watch", func() (bool, string, error) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return !slices.ContainsFunc(names, func(n string) bool { return !w.gone[n] }), "", nil
+	})
+	w.cmd.Process.Kill()
+	<-w.ended
+	w.cmd.Wait()
+	deleted := map[string]corev1.Pod{}
+	for name, p := range w.last {
+		if w.gone[name] {
+			deleted[name] = p
+		}
+	}
+	return deleted
+}
+
+// terminated is how the pod's container last ended, nil when it has not.
+func terminated(p corev1.Pod, container string) *corev1.ContainerStateTerminated {
+	for _, s := range p.Status.ContainerStatuses {
+		if s.Name == container {
+			return s.State.Terminated
+		}
+	}
+	return nil
+}
+
+// waitResult waits until worker 0's result.json is of a run other than notRun, at the last
+// global step; it gives up when a container of the release has restarted, or worker 0 took an
+// earlier run for its own.
+func (r *release) waitResult(notRun string) harness.Result {
+	r.t.Helper()
+	var result harness.Result
+	err := cluster.Until(trainTimeout, fmt.Sprintf("global step %d in worker 0's result.json", r.trainSteps), func() (bool, string, error) {
+		pods, err := r.pods()
+		if err != nil {
+			return false, "", err
+		}
+		if broken := restarted(pods); broken != "" {
+			return false, "", fmt.Errorf("restarted: %s", broken)
+		}
+		if f, err := r.podFacts("mnist-worker-0"); err == nil && f.CompletedAlready {
+			return false, "", errors.New("worker 0 found its run completed already")
+		}
+		res := r.exec("mnist-worker-0", "cat", "/tmp/mnist-log/result.json")
+		if result, err = harness.ReadResult([]byte(res.Stdout)); res.Err != nil || err != nil {
+			return false, res.String(), nil
+		}
+		return result.RunID != notRun && result.GlobalStep == r.trainSteps, res.Stdout, nil
+	})
+	if err != nil {
+		r.t.Fatal(err, "\n", r.tails(allPods...))
+	}
+	return result
 }
