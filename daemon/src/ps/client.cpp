@@ -70,6 +70,32 @@ void Client::connect() {
     throw ProtocolError("the ps together serve " + std::to_string(covered) + " of " +
                         std::to_string(options_.layout.parameterCount()) + " parameters");
   }
+  awaitRecoveredShards();
+}
+
+void Client::awaitRecoveredShards() {
+  std::uint64_t furthest = 0;
+  for (const auto& link : links_) furthest = std::max(furthest, link.globalStep);
+  if (furthest == 0) return;  // a new run
+  std::vector<float> scratch(options_.layout.parameterCount());
+  const auto deadline = std::chrono::steady_clock::now() + kShardRecoveryWait;
+  for (auto& link : links_) {
+    // At first at once: at a run's start a ps may only be a push behind the others.
+    std::chrono::milliseconds pause{0};
+    for (int attempt = 1; link.globalStep == 0; ++attempt) {
+      if (std::chrono::steady_clock::now() >= deadline) return;  // nobody has a copy: train on
+      if (attempt == 2 || attempt % 10 == 0) {
+        observer_.waiting(link.endpoint, attempt,
+                          "it is at global step 0 while the run is at " +
+                              std::to_string(furthest) + ": waiting for a worker's copy of its shard");
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::clamp(pause * 2, kShardRecoveryPoll / 16, kShardRecoveryPoll);
+      link.channel->send(net::MessageType::kPull);
+      Exchange ignored;
+      receiveParams(link, scratch.data(), ignored);
+    }
+  }
 }
 
 void Client::reconnect(Link& link, float* params) {

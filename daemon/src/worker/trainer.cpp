@@ -31,7 +31,8 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     observer_.pulled(secondsSince(start));
     return exchange;
   };
-  pull();
+  // The run's step, also for a worker that joins a run as it ends and makes no step.
+  std::uint64_t globalStep = pull().globalStep;
   // The part of the training set this worker samples from: it changes as workers join and leave.
   BatchSampler sampler(train.count, size_t(options_.batchSize),
                        options_.seed + 1 + size_t(index));
@@ -85,7 +86,6 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     result.computeSeconds += secondsSince(computeStart);
     return loss;
   };
-  std::uint64_t globalStep = 0;
   const auto evalEvery = std::uint64_t(std::max(1, options_.evalEverySteps));
   std::uint64_t nextEvaluation = evalEvery;
   while (!client_.done()) {

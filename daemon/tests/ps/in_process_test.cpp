@@ -564,6 +564,45 @@ std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index)
 
 }  // namespace
 
+CLUSTER_TEST(a_new_worker_waits_for_a_ps_that_lost_its_state_to_take_its_shard_first) {
+  // As when a node is lost with ps 0 and worker 0 on it: both come back new, and worker 1, which
+  // trained on, gives ps 0 its shard when it reconnects. The new worker 0 has no copy to give:
+  // its first push, applied first, would make ps 0 refuse worker 1's copy.
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, 1000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  auto lost = cluster.client(0);
+  lost->connect();
+  auto worker1 = cluster.client(1);
+  worker1->connect();
+  for (std::uint64_t step = 1; step <= 5; ++step) {
+    lost->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0);
+    worker1->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0);
+  }
+  lost.reset();
+  cluster.stopPs(0);
+  std::filesystem::remove(cluster.checkpointPath(0));
+  cluster.startPs(0);
+
+  std::thread newWorker0([&] {
+    std::vector<float> own(gradient.size());
+    auto worker0 = cluster.client(0);
+    worker0->connect();
+    worker0->pushPull(ps::Gradient(gradient.data()), own.data(), 1, 0);
+  });
+  const bool waited = waitFor(
+      [&] { return !eventsNamed(cluster.workerMetrics(0), "waiting").empty(); },
+      std::chrono::seconds(10));
+  worker1->pushPull(ps::Gradient(gradient.data()), params.data(), 6, 0);  // reconnects to ps 0
+  newWorker0.join();
+  BOOST_TEST(waited, "the new worker 0 recorded no waiting for ps 0's shard");
+  const auto recovered = eventsNamed(cluster.psMetrics(0), "recovered");
+  BOOST_REQUIRE(recovered.size() == 1u);
+  BOOST_TEST(recovered[0]->getValue<std::uint64_t>("step") == 10u);  // as worker 1 last heard
+  BOOST_TEST(cluster.server(0).globalStep() == 11u);  // and the new worker 0's push on top
+}
+
 CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
   const auto settings = flags(2, 2, 1500);
   double unfaulted = 0;

@@ -83,6 +83,13 @@ class Client {
   // new channel must do first) has succeeded on it too: one attempt of the retry loop.
   Link open(const net::Endpoint& endpoint, size_t offset,
             const std::function<void(Link&)>& then = {});
+  // A ps at global step 0 while another is further on lost its state with its disk: a worker of
+  // the run under way gives it its shard when it reconnects (reconnect). A worker new to the run
+  // has no copy to give; it waits for that one, up to kShardRecoveryWait, before its first push,
+  // which, applied first, would make the ps refuse the copy and start its shard over.
+  void awaitRecoveredShards();
+  static constexpr std::chrono::seconds kShardRecoveryWait{30};
+  static constexpr std::chrono::milliseconds kShardRecoveryPoll{160};  // at most, between pulls
   // Opens `link` again and pulls its slice into `params`.
   void reconnect(Link& link, float* params);
   // Reconnects every link that failed, all at once.
