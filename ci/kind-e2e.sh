@@ -14,7 +14,7 @@
 #   - a fourth worker node, the spare, labelled and then tainted (NoSchedule) pstrain-e2e/spare:
 #     the lost-node scenario stops it (docker stop) and deletes it; only its release's pods
 #     tolerate the taint, so no other scenario's pods are on it, and the others have the three
-#     nodes of kind-config.yml as a user has (that scenario runs alone, before the others).
+#     nodes of kind-config.yml as a user has.
 # and KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs in kind's environment: on Docker's
 # fuse-overlayfs storage driver, kind's node would choose containerd's fuse-overlayfs
 # snapshotter, which Debian does not package; the node's /var, where containerd keeps its
@@ -69,7 +69,7 @@ flock 9
 
 echo "== tools and images"
 helm="${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}/bin/helm"
-[ -x "$helm" ] || bash ci/chart-test.sh >"$work/chart-test.log" 2>&1
+[ -x "$helm" ] || bash ci/chart-test.sh tools >"$work/chart-test.log" 2>&1
 if ! out="$(bash ci/install-deps.sh debootstrap jq 2>&1)" || [ ! -x "$helm" ]; then
   fail "tools: debootstrap, jq (apt) and helm (ci/chart-test.sh)" "$out$(tail -n 20 "$work/chart-test.log" 2>/dev/null)"
   finish

@@ -24,10 +24,10 @@ import (
 // node`. The StatefulSets make both pods anew on other nodes; the new ps finds no checkpoint and
 // takes its shard from the worker that survived; the run completes at exactly its last step, with
 // the test accuracy (within 0.01) of the same values trained side by side without the fault.
-// Not parallel: go test runs it alone before the parallel scenarios start, so its two long runs
-// and the spare node add no load to their deadlines (run beside them on 2 cores, the others' pods
-// came up too late for them), and the spare node is gone before they begin.
+// It runs beside the other scenarios: the spare node's taint keeps their pods off it, so losing it
+// touches none of them.
 func TestNodeLost(t *testing.T) {
+	t.Parallel()
 	node, err := kind.SpareNode()
 	if err != nil {
 		t.Fatal(err)

@@ -10,9 +10,10 @@ import (
 	"pstrain/tests/e2e/cluster"
 )
 
-// `kubectl scale statefulset mnist-worker --replicas=4` a fifth into the run, then back to 1 at
-// half of it: workers 2 and 3 (beyond values.yml's 2) join the run under way and train, then
-// workers 1 to 3 leave. No pod restarts, ps 0's global step never goes back, and the run completes
+// `kubectl scale statefulset mnist-worker --replicas=4` a tenth into the run, then back to 1 as
+// soon as the new workers train: workers 2 and 3 (beyond values.yml's 2) join the run under way
+// and train, then workers 1 to 3 leave it before its end (the last global step each recorded is
+// below the run's). No pod restarts, ps 0's global step never goes back, and the run completes
 // at exactly its last step.
 func TestScaleWorkersMidRun(t *testing.T) {
 	t.Parallel()
@@ -22,15 +23,21 @@ func TestScaleWorkersMidRun(t *testing.T) {
 	steps := r.watchStep("mnist-ps-0")
 	defer steps.stop()
 
-	r.waitStep("mnist-ps-0", longRun/5)
+	r.waitStep("mnist-ps-0", longRun/10)
 	r.scaleWorkers(4)
 	r.waitReady(append(allPods, "mnist-worker-2", "mnist-worker-3")...)
 	r.waitTrained("mnist-worker-2", "mnist-worker-3")
 
-	r.waitStep("mnist-ps-0", longRun/2)
+	// Four workers train fast: waiting for a given step could miss the run's end.
 	r.scaleWorkers(1)
-	r.waitGone("mnist-worker-1", "mnist-worker-2", "mnist-worker-3")
+	left := []string{"mnist-worker-1", "mnist-worker-2", "mnist-worker-3"}
+	r.waitGone(left...)
 	r.waitCompleted()
+	for _, w := range left {
+		if f, err := r.nodeFacts(w); err != nil || f.Step >= longRun {
+			t.Errorf("%s left at global step %d, not before the run's end (%v)", w, f.Step, err)
+		}
+	}
 	assertNotRestarted(t, r)
 	steps.stop()
 	if steps.wentBack != "" {
