@@ -6,6 +6,7 @@
 # versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
 # validators in tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default:
 # $(go env GOPATH)/pstrain-chart-tools), and rebuilt only when those pins or sources change.
+# `ci/chart-test.sh tools`: only the tools (ci/test.sh builds them ahead, in the background).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -57,6 +58,10 @@ EOF
   echo "$stamp" >"$tools/stamp"
 }
 
+# One build of the tools at a time: a second waits, then finds them built.
+mkdir -p "$tools"
+exec 9>"$tools/build.lock"
+flock 9
 if [ "$(cat "$tools/stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "building the chart test tools into $tools (a few minutes on the first run)"
   if ! out="$(install_tools 2>&1)"; then
@@ -64,6 +69,8 @@ if [ "$(cat "$tools/stamp" 2>/dev/null)" != "$stamp" ]; then
     summary
   fi
 fi
+exec 9>&-
+[ "${1:-}" = tools ] && exit
 pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, kubestrict, valuesdoc"
 
 # run NAME CMD...: the check passes when CMD succeeds.

@@ -22,6 +22,15 @@ downloads+=($!)
 (cd tests/kind/coredns && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # and CoreDNS
 downloads+=($!)
 bash ci/build.sh
+# What the later phases compile (the sanitizer and fuzzing builds, the chart test tools, kind and
+# its node image) is compiled from here on in the background, on the CPU time the phases before
+# them leave idle (SCHED_IDLE): their tests wait on processes, sockets and a browser much of the
+# time. Each of those scripts holds a lock while it builds, so the phase that needs a build waits
+# for it, then finds it done; what failed here is built again, with its error, by its phase.
+setsid chrt --idle 0 bash -c 'bash ci/sanitize.sh build; bash ci/fuzz.sh build;
+  bash ci/chart-test.sh tools; bash tests/kind/build.sh' >build/ahead.log 2>&1 &
+ahead=$!
+trap 'kill -- -$ahead 2>/dev/null' EXIT
 
 status=0
 (cd build && ctest --output-on-failure --timeout 600) || status=1
@@ -32,4 +41,5 @@ bash ci/chart-test.sh || status=1
 wait "${downloads[@]}" || true
 bash ci/image.sh || status=1
 bash ci/kind-e2e.sh || status=1
+wait $ahead || true
 exit $status

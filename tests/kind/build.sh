@@ -31,6 +31,11 @@ bin="$tools/bin"
 node_repository=pstrain-kind-node
 node_image="$node_repository:$key"
 
+# One build at a time (ci/test.sh starts one ahead, in the background): a second waits, then
+# finds it built.
+mkdir -p "$tools"
+exec 9>"$tools/build.lock"
+flock 9
 if [ "$(cat "$tools/stamp" 2>/dev/null)" = "$key" ] && docker image inspect "$node_image" >/dev/null 2>&1; then
   echo "node image and tools of key $key are built"
   echo "$node_image"
