@@ -154,7 +154,7 @@ func download(ctx context.Context, t *testing.T, button, name string) []byte {
 		chromedp.Click("#"+button, chromedp.ByQuery)); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, name)  // the browser writes elsewhere, then renames it when done
+	path := filepath.Join(dir, name) // the browser writes elsewhere, then renames it when done
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		if data, err := os.ReadFile(path); err == nil {

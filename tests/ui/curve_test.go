@@ -47,7 +47,7 @@ func waitCompleted(t *testing.T, url string, timeout time.Duration) {
 // downloads and time axis work on the curve.
 func TestPageOpenedLateShowsTheWholeRunBesideAnother(t *testing.T) {
 	artifacts := artifactDir(t)
-	const longRun = 12000  // one worker: a step event each global step, well over 8,192
+	const longRun = 12000 // one worker: a step event each global step, well over 8,192
 	long := startLocal(t, 1, longRun)
 	other := startLocal(t, 1, 2000)
 	waitCompleted(t, long.url, 4*time.Minute)

@@ -91,13 +91,28 @@ func (c child) lastFlag(flag string) string {
 	return ""
 }
 
-// childOf finds the launcher's child with this --role and --index in /proc.
+// childOf finds the launcher's child with this --role and --index in /proc, waiting for it: a
+// child forked but not yet running pstrain has the launcher's command line.
 func childOf(t *testing.T, launcher int, role string, index int) child {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, ok := findChild(launcher, role, index); ok {
+			return c
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s %d among the children of pstrain local (PID %d) within 10 s", role, index, launcher)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// findChild looks once for the launcher's child with this --role and --index in /proc.
+func findChild(launcher int, role string, index int) (child, bool) {
 	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
 	for _, stat := range stats {
 		text, err := os.ReadFile(stat)
 		if err != nil {
-			continue  // it ended
+			continue // it ended
 		}
 		// pid (comm) state ppid ...: comm may hold spaces, so read after its closing parenthesis.
 		fields := strings.Fields(string(text[bytes.LastIndexByte(text, ')')+1:]))
@@ -111,11 +126,10 @@ func childOf(t *testing.T, launcher int, role string, index int) child {
 		c := child{args: strings.Split(strings.TrimSuffix(string(cmdline), "\x00"), "\x00")}
 		c.pid, _ = strconv.Atoi(filepath.Base(filepath.Dir(stat)))
 		if c.lastFlag("--role") == role && c.lastFlag("--index") == strconv.Itoa(index) {
-			return c
+			return c, true
 		}
 	}
-	t.Fatalf("no %s %d among the children of pstrain local (PID %d)", role, index, launcher)
-	return child{}
+	return child{}, false
 }
 
 // waitUntil evaluates the JavaScript condition every 50 ms until it is true.

@@ -97,7 +97,7 @@ func TestPageRatesHoldThroughStalls(t *testing.T) {
 	first, last := shown[0], shown[len(shown)-1]
 	average := float64(last.Step-first.Step) / (last.Time - first.Time)
 	t.Logf("the run's average over %.0f s on the page: %.0f steps/s", last.Time-first.Time, average)
-	stalled := 0.0  // the longest time between statuses over which the run was all but still
+	stalled := 0.0 // the longest time between statuses over which the run was all but still
 	for i := from; i < len(shown); i++ {
 		s := shown[i]
 		if s.State != "training" {
@@ -119,7 +119,7 @@ func TestPageRatesHoldThroughStalls(t *testing.T) {
 				s.Step, s.Eta, left, time.Duration(left/average)*time.Second)
 		}
 	}
-	if stalled < 0.9 {  // a poll's second
+	if stalled < 0.9 { // a poll's second
 		t.Errorf("the page never saw the run stalled between two statuses: the worker was not stopped")
 	}
 }

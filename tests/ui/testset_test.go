@@ -30,7 +30,7 @@ func testImages(t *testing.T, n int) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var header [4]uint32  // magic, count, rows, columns
+	var header [4]uint32 // magic, count, rows, columns
 	if err := binary.Read(unzipped, binary.BigEndian, &header); err != nil {
 		t.Fatal(err)
 	}
