@@ -14,7 +14,7 @@
 #   - a fourth worker node, the spare, labelled and then tainted (NoSchedule) pstrain-e2e/spare:
 #     the lost-node scenario stops it (docker stop) and deletes it; only its release's pods
 #     tolerate the taint, so no other scenario's pods are on it, and the others have the three
-#     nodes of kind-config.yml as a user has.
+#     nodes of kind-config.yml as a user has (that scenario runs alone, before the others).
 # and KIND_EXPERIMENTAL_CONTAINERD_SNAPSHOTTER=overlayfs in kind's environment: on Docker's
 # fuse-overlayfs storage driver, kind's node would choose containerd's fuse-overlayfs
 # snapshotter, which Debian does not package; the node's /var, where containerd keeps its

@@ -18,7 +18,7 @@ import (
 func TestScaleWorkersMidRun(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-scale", longRun)
-	r.install("--set", fmt.Sprintf("hyperparams.trainsteps=%d", longRun))
+	r.install(joinedRun()...)
 	r.waitReady(allPods...)
 	steps := r.watchStep("mnist-ps-0")
 	defer steps.stop()
@@ -45,18 +45,17 @@ func TestScaleWorkersMidRun(t *testing.T) {
 	}
 }
 
-// `helm upgrade --set worker.number=3` a fifth into the run: the worker StatefulSet gets a third
+// `helm upgrade --set worker.number=3` a tenth into the run: the worker StatefulSet gets a third
 // pod, which joins the run under way; no pod is replaced (the ConfigMap holds no worker count, so
 // its checksum is the same) and the run completes at exactly its last step.
 func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-upgrade-workers", longRun)
-	steps := fmt.Sprintf("hyperparams.trainsteps=%d", longRun)
-	r.install("--set", steps)
+	r.install(joinedRun()...)
 	before := r.waitReady(allPods...)
-	r.waitStep("mnist-ps-0", longRun/5)
+	r.waitStep("mnist-ps-0", longRun/10)
 
-	res := r.helm("upgrade", "--set", steps, "--set", "worker.number=3")
+	res := r.helm("upgrade", append(joinedRun(), "--set", "worker.number=3")...)
 	if res.Err != nil || !strings.Contains(res.Stdout, "REVISION: 2") {
 		t.Fatalf("helm upgrade --set worker.number=3:\n%s", res)
 	}
@@ -69,6 +68,13 @@ func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	r.waitTrained("mnist-worker-2")
 	r.waitCompleted()
 	assertNotRestarted(t, r)
+}
+
+// joinedRun are the values of a run that workers join under way: a long run whose workers have
+// half of values.yml's CPU (100m), so that it outlasts a new pod's start on a busy machine (up
+// to two minutes on 2 cores with the other scenarios, longer than the whole run at 200m).
+func joinedRun() []string {
+	return []string{"--set", fmt.Sprintf("hyperparams.trainsteps=%d", longRun), "--set", "worker.limit.cpu=100m"}
 }
 
 // scaleWorkers is `kubectl scale statefulset mnist-worker --replicas=N`.
@@ -87,8 +93,13 @@ func (r *release) waitTrained(pods ...string) {
 	r.t.Helper()
 	for _, pod := range pods {
 		err := cluster.Until(trainTimeout, pod+" trains", func() (bool, string, error) {
-			f, err := r.podFacts(pod)
-			return err == nil && len(f.Steps) > 0, fmt.Sprint(err), nil
+			if f, err := r.podFacts(pod); err == nil && len(f.Steps) > 0 {
+				return true, "", nil
+			}
+			if state, _, said, _ := r.progress("mnist-ps-0"); state == "completed" {
+				return false, said, fmt.Errorf("the run completed before %s trained", pod)
+			}
+			return false, "", nil
 		})
 		if err != nil {
 			r.t.Fatal(err, "\n", r.tails(pod))
