@@ -127,22 +127,25 @@ BOOST_AUTO_TEST_CASE(workers_beyond_those_computing_at_once_read_a_plain_copy_an
 
 BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
   SyntheticCluster cluster;
-  auto args = cluster.localArgs("600");
+  // Long enough for worker 1 to join on a loaded machine: 600 steps were over before its process
+  // came up once.
+  constexpr long kSteps = 3000;
+  auto args = cluster.localArgs(std::to_string(kSteps));
   args.push_back("--sync");
   auto result = runPstrain(args);
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
   auto summary = parseObject(readText(cluster.logs.file("summary.json")));
-  BOOST_TEST(summary->getValue<long>("global_step") == 600);
+  BOOST_TEST(summary->getValue<long>("global_step") == kSteps);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.9);
   // Every worker takes part in every synchronous step from the one it joined at: worker 0, which
   // starts the run, in all of them; worker 1, whose process may come up a few steps later, in
   // every one from its first to the last.
   auto chief = workerGlobalSteps(cluster.logs.file("worker-0"));
-  BOOST_TEST(chief.size() == 600u);
+  BOOST_TEST(chief.size() == size_t(kSteps));
   auto other = workerGlobalSteps(cluster.logs.file("worker-1"));
-  BOOST_REQUIRE(!other.empty());
-  BOOST_TEST(other.back() == 600);
-  BOOST_TEST(other.size() == size_t(600 - other.front() + 1), "worker 1 joined at global step "
+  BOOST_REQUIRE_MESSAGE(!other.empty(), "worker 1 took part in no step");
+  BOOST_TEST(other.back() == kSteps);
+  BOOST_TEST(other.size() == size_t(kSteps - other.front() + 1), "worker 1 joined at global step "
                                                                   << other.front() << " and took part in "
                                                                   << other.size() << " steps");
 }
