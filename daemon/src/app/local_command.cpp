@@ -92,6 +92,12 @@ class ProgressReporter {
   std::chrono::steady_clock::time_point next_{};
 };
 
+// The children, shared with the signal thread so that Ctrl-C stops them too. Once it has begun
+// to stop them, none is started again: a child restarted then would outlive the stop long enough
+// to restore its checkpoint and write to its log dir.
+std::mutex childrenMutex;
+bool stopping = false;
+
 // One child process of the cluster: a ps or a worker, with the command line that starts it.
 struct Child {
   std::string name;  // "ps-0", "worker-1": also its log dir under logDir
@@ -101,7 +107,10 @@ struct Child {
   std::unique_ptr<ChildProcess> process;  // none until started, and once removed
   int restarts = 0;
 
-  void start() { process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log"); }
+  // Starts it, with childrenMutex held, unless the children are being stopped.
+  void start() {
+    if (!stopping) process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
+  }
 };
 
 // As a StatefulSet would, a child that dies is started again with the same role, index, ports
@@ -112,8 +121,6 @@ bool worthRestarting(int status, int restarts) {
   return status != kExitConfig && status != kExitData && restarts < kMaxRestarts;
 }
 
-// The children, shared with the signal thread so that Ctrl-C stops them too.
-std::mutex childrenMutex;
 std::vector<Child>* runningChildren = nullptr;
 
 void stopAll(std::vector<Child>& children) {
@@ -345,19 +352,22 @@ Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
       return *summary;
     }
     running.startReaders();
-    for (auto& child : children) {
-      if (!child.process) continue;
-      auto status = child.process->poll();
-      if (!status) continue;
-      std::string what = child.name + " exited with status " + std::to_string(*status);
-      if (!worthRestarting(*status, child.restarts)) {
-        progress.finish();
-        throw ExitError(what + ": " + lastLine(child.dir + "/stderr.log"),
-                        *status == 0 ? kExitFailure : *status);
-      }
-      events.emit(observe::event::restarted(child.name, *status, ++child.restarts));
+    {
+      // Held while polling too: the signal thread reaps the children it stops.
       std::lock_guard<std::mutex> lock(childrenMutex);
-      child.start();
+      for (auto& child : children) {
+        if (stopping || !child.process) continue;
+        auto status = child.process->poll();
+        if (!status) continue;
+        std::string what = child.name + " exited with status " + std::to_string(*status);
+        if (!worthRestarting(*status, child.restarts)) {
+          progress.finish();
+          throw ExitError(what + ": " + lastLine(child.dir + "/stderr.log"),
+                          *status == 0 ? kExitFailure : *status);
+        }
+        child.start();
+        events.emit(observe::event::restarted(child.name, *status, ++child.restarts));
+      }
     }
     progress.update();
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -430,6 +440,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   setSignalHandler({SIGUSR1, SIGUSR2}, countScaleSignal);
   handleTerminationSignals([](int signal) {
     std::lock_guard<std::mutex> lock(childrenMutex);
+    stopping = true;
     if (runningChildren) stopAll(*runningChildren);
     return 128 + signal;
   });

@@ -165,6 +165,8 @@ BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_che
   }
   const long stoppedAt = psGlobalStep(logs, "ps-0");
   BOOST_TEST(stoppedAt < kSteps);
+  // A child that the stop ended is not taken for one that died.
+  BOOST_TEST(eventsOf(logs.path(), "restarted").empty());
   auto stopped = eventsOf(logs.file("ps-0"), "stopped");
   BOOST_REQUIRE(stopped.size() == 1u);
   BOOST_TEST(stopped[0]->getValue<std::string>("signal") == "SIGTERM");
