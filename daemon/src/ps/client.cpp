@@ -76,7 +76,9 @@ void Client::connect() {
 void Client::awaitRecoveredShards() {
   std::uint64_t furthest = 0;
   for (const auto& link : links_) furthest = std::max(furthest, link.globalStep);
-  if (furthest == 0) return;  // a new run
+  // A new run, or one a step in: in sync mode the ps are at most a step apart, and one at step 0
+  // beside one at step 1 may be holding that step at its barrier for this worker's push.
+  if (furthest <= 1) return;
   std::vector<float> scratch(options_.layout.parameterCount());
   const auto deadline = std::chrono::steady_clock::now() + kShardRecoveryWait;
   for (auto& link : links_) {

@@ -603,6 +603,37 @@ CLUSTER_TEST(a_new_worker_waits_for_a_ps_that_lost_its_state_to_take_its_shard_f
   BOOST_TEST(cluster.server(0).globalStep() == 11u);  // and the new worker 0's push on top
 }
 
+CLUSTER_TEST(a_worker_joining_a_sync_run_a_step_in_does_not_wait_for_a_ps_a_step_behind) {
+  // At a sync run's start, a worker joining as the first step is taken can find ps 0 at step 1
+  // and ps 1 at step 0, holding that step at its barrier for the new worker's push: had it waited
+  // for ps 1 to move on, it would have pushed only after kShardRecoveryWait. Here ps 1 is a step
+  // behind for good (restarted without its checkpoint, with nobody holding a copy of its shard),
+  // which would keep the worker waiting just as long.
+  InProcessCluster cluster(Over::kTransport, flags(2, 1, 100, {"--sync"}));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  {
+    auto first = cluster.client(0);
+    first->connect();
+    BOOST_REQUIRE(first->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0).applied);
+  }
+  cluster.stopPs(1);
+  std::filesystem::remove(cluster.checkpointPath(1));
+  cluster.startPs(1);
+  BOOST_REQUIRE(cluster.server(0).globalStep() == 1u);
+  BOOST_REQUIRE(cluster.server(1).globalStep() == 0u);
+
+  const auto start = std::chrono::steady_clock::now();
+  auto worker = cluster.client(0);
+  worker->connect();
+  BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0).applied);
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(10)));  // not 30
+  BOOST_TEST(peersOf(cluster, 0, "waiting").empty());
+  BOOST_TEST(cluster.server(0).globalStep() == 2u);
+  BOOST_TEST(cluster.server(1).globalStep() == 1u);
+}
+
 CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
   const auto settings = flags(2, 2, 1500);
   double unfaulted = 0;

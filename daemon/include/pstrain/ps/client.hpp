@@ -83,7 +83,7 @@ class Client {
   // new channel must do first) has succeeded on it too: one attempt of the retry loop.
   Link open(const net::Endpoint& endpoint, size_t offset,
             const std::function<void(Link&)>& then = {});
-  // A ps at global step 0 while another is further on lost its state with its disk: a worker of
+  // A ps at global step 0 while another is past step 1 lost its state with its disk: a worker of
   // the run under way gives it its shard when it reconnects (reconnect). A worker new to the run
   // has no copy to give; it waits for that one, up to kShardRecoveryWait, before its first push,
   // which, applied first, would make the ps refuse the copy and start its shard over.
