@@ -32,14 +32,24 @@ setsid chrt --idle 0 bash -c 'bash ci/sanitize.sh build; bash ci/fuzz.sh build;
 ahead=$!
 trap 'kill -- -$ahead 2>/dev/null' EXIT
 
-status=0
-(cd build && ctest --output-on-failure --timeout 600) || status=1
-bash ci/ui-test.sh || status=1
-bash ci/sanitize.sh || status=1
-bash ci/fuzz.sh 60 || status=1
-bash ci/chart-test.sh || status=1
+# Every phase runs, whatever failed before it; the last line names those that failed.
+failed=()
+phase() {
+  local name=$1
+  shift
+  "$@" || failed+=("$name")
+}
+phase ctest bash -c 'cd build && ctest --output-on-failure --timeout 600'
+phase ui bash ci/ui-test.sh
+phase sanitizers bash ci/sanitize.sh
+phase fuzz bash ci/fuzz.sh 60
+phase chart bash ci/chart-test.sh
 wait "${downloads[@]}" || true
-bash ci/image.sh || status=1
-bash ci/kind-e2e.sh || status=1
+phase image bash ci/image.sh
+phase kind bash ci/kind-e2e.sh
 wait $ahead || true
-exit $status
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test command: failed: ${failed[*]}"
+  exit 1
+fi
+echo "test command: all passed"
