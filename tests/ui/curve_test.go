@@ -18,10 +18,16 @@ type runStatus struct {
 	GlobalStep int    `json:"global_step"`
 }
 
-// waitStatus polls the process's /status until it says what is wanted.
-func waitStatus(t *testing.T, url, what string, wanted func(runStatus) bool, timeout time.Duration) {
+// waitStatus polls the /status of a process of the run until it says what is wanted; it fails at
+// once if the run's launcher has exited.
+func waitStatus(t *testing.T, run localRun, url, what string, wanted func(runStatus) bool, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
+		select {
+		case err := <-run.exited:
+			t.Fatalf("%s: pstrain local exited (%v) before %s", url, err, what)
+		default:
+		}
 		var status runStatus
 		if response, err := http.Get(url + "status"); err == nil {
 			_ = json.NewDecoder(response.Body).Decode(&status)
@@ -37,9 +43,9 @@ func waitStatus(t *testing.T, url, what string, wanted func(runStatus) bool, tim
 	}
 }
 
-// waitCompleted polls the page's process's /status until its run has completed.
-func waitCompleted(t *testing.T, url string, timeout time.Duration) {
-	waitStatus(t, url, "the run completed", func(s runStatus) bool { return s.State == "completed" }, timeout)
+// waitCompleted polls worker 0's /status until its run has completed.
+func waitCompleted(t *testing.T, run localRun, timeout time.Duration) {
+	waitStatus(t, run, run.url, "the run completed", func(s runStatus) bool { return s.State == "completed" }, timeout)
 }
 
 // A page opened after a run longer than the 8,192 events a process keeps still draws the whole
@@ -50,8 +56,8 @@ func TestPageOpenedLateShowsTheWholeRunBesideAnother(t *testing.T) {
 	const longRun = 12000 // one worker: a step event each global step, well over 8,192
 	long := startLocal(t, 1, longRun)
 	other := startLocal(t, 1, 2000)
-	waitCompleted(t, long.url, 4*time.Minute)
-	waitCompleted(t, other.url, time.Minute)
+	waitCompleted(t, long, 4*time.Minute)
+	waitCompleted(t, other, time.Minute)
 
 	page := browser(t, 2*time.Minute)
 	if err := chromedp.Run(page, chromedp.Navigate(long.url+"?compare="+other.url)); err != nil {

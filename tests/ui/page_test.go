@@ -28,10 +28,12 @@ import (
 
 const fashionMnist = "/usr/share/datasets/fashion-mnist"
 
-// localRun is a `pstrain local` run: worker 0's page and the launcher's PID.
+// localRun is a `pstrain local` run: worker 0's page, the launcher's PID, and its exit (what
+// cmd.Wait returned) once it has exited.
 type localRun struct {
-	url string
-	pid int
+	url    string
+	pid    int
+	exited <-chan error
 }
 
 // startLocal starts `pstrain local --keep-serving` with `workers` workers; the run is stopped
@@ -52,9 +54,14 @@ func startLocal(t *testing.T, workers, trainSteps int) localRun {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	exited := make(chan error, 1) // its exit, then closed: every later receive returns at once
+	go func() {
+		exited <- cmd.Wait()
+		close(exited)
+	}()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
+		<-exited
 	})
 	page := regexp.MustCompile(`worker 0's page: (http://\S+)`)
 	urls := make(chan string, 1)
@@ -68,7 +75,9 @@ func startLocal(t *testing.T, workers, trainSteps int) localRun {
 	}()
 	select {
 	case url := <-urls:
-		return localRun{url, cmd.Process.Pid}
+		return localRun{url, cmd.Process.Pid, exited}
+	case err := <-exited:
+		t.Fatalf("pstrain local exited (%v) before printing worker 0's page URL", err)
 	case <-time.After(30 * time.Second):
 		t.Fatal("pstrain local did not print worker 0's page URL")
 	}

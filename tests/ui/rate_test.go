@@ -49,7 +49,7 @@ func TestPageRatesHoldThroughStalls(t *testing.T) {
 	ps := childOf(t, run.pid, "ps", 0)
 	worker := childOf(t, run.pid, "worker", 0)
 	psPage := "http://127.0.0.1:" + ps.lastFlag("--http-port") + "/"
-	waitStatus(t, psPage, "a first global step", func(s runStatus) bool { return s.GlobalStep > 0 }, time.Minute)
+	waitStatus(t, run, psPage, "a first global step", func(s runStatus) bool { return s.GlobalStep > 0 }, time.Minute)
 	ctx := browser(t, 2*time.Minute)
 	if err := chromedp.Run(ctx, chromedp.Navigate(psPage)); err != nil {
 		t.Fatal(err)
