@@ -170,7 +170,7 @@ rc=$?
 # go test's events of the scenarios (parallel ones interleave in its plain output).
 events() { jq -rR "fromjson? | $1" "$work/scenarios.json"; }
 # One line per scenario, with what the scenario logged (what the user saw) or, when it failed,
-# all its output.
+# all its output: the failed ones last, where a log cut short still shows them.
 while IFS=$'\t' read -r result scenario took; do
   output="$(events "select(.Test == \"$scenario\" and .Action == \"output\") | .Output | rtrimstr(\"\\n\")" | grep -v -E '^(=== |--- )')"
   case "$result" in
@@ -181,7 +181,8 @@ while IFS=$'\t' read -r result scenario took; do
     skip) echo "SKIP $scenario: $(grep -oE '_test.go:[0-9]+: .*' <<<"$output" | cut -d' ' -f2-)" ;;
     *) fail "$scenario ($took s)" "$output" ;;
   esac
-done < <(events 'select(.Test != null and (.Action == "pass" or .Action == "fail" or .Action == "skip")) | [.Action, .Test, .Elapsed] | @tsv')
+done < <(events 'select(.Test != null and (.Action == "pass" or .Action == "fail" or .Action == "skip")) | [.Action, .Test, .Elapsed] | @tsv' |
+  sort -s -t $'\t' -k 1,1r)
 if [ $rc -ne 0 ] && [ -z "$(events 'select(.Test != null and .Action == "fail") | .Test')" ]; then
   fail "go test ./kind/ (exit code $rc)" "$(events 'select(.Test == null and .Action == "output") | .Output | rtrimstr("\n")' | tail -n 40; tail -n 40 "$work/scenarios.err")"
 fi
