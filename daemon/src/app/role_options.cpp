@@ -37,6 +37,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
       std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
   options.authKey = net::loadAuthKey(settings.authKeyFile);
   options.idleTimeoutSeconds = settings.idleTimeoutSeconds;
+  options.peerTimeoutSeconds = settings.peerTimeoutSeconds;
   options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
   options.checkpointEverySeconds = settings.checkpointEverySeconds;
   options.description = std::string(settings.sync ? "sync" : "async") + ", " +

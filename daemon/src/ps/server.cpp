@@ -45,6 +45,11 @@ std::uint32_t Server::maxPayload() const {
 }
 
 void Server::stop() {
+  {
+    std::lock_guard<std::mutex> lock(chiefMutex_);
+    stopped_ = true;
+  }
+  chiefArrived_.notify_all();
   rule_.stop();
   gate_.open();
   checkpointer_.write();
@@ -190,7 +195,19 @@ void Server::awaitChief(std::uint32_t worker) {
     chiefArrived_.notify_all();
   } else if (!chiefJoined_) {
     observer_.workerWaitsForChief(worker);
-    chiefArrived_.wait(lock, [this] { return chiefJoined_; });
+    // No longer than the worker waits for its welcome (0: for ever): one that went away meanwhile
+    // would hold this thread and its connection until the chief came, if ever.
+    const auto done = [this] { return chiefJoined_ || stopped_; };
+    if (options_.peerTimeoutSeconds > 0) {
+      chiefArrived_.wait_for(lock, std::chrono::duration<double>(options_.peerTimeoutSeconds), done);
+    } else {
+      chiefArrived_.wait(lock, done);
+    }
+    if (!chiefJoined_) {
+      throw UnreachableError(stopped_ ? std::string("the ps stopped before worker 0 arrived")
+                                      : fmt::format("worker 0 has not arrived within {:g} s",
+                                                    options_.peerTimeoutSeconds));
+    }
   }
 }
 

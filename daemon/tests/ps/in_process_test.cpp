@@ -468,6 +468,26 @@ CLUSTER_TEST(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) {
   BOOST_TEST(cluster.server(0).globalStep() == 0u);
 }
 
+CLUSTER_TEST(a_worker_waiting_for_the_chief_is_let_go_at_the_peer_timeout) {
+  // A worker that came before worker 0 and went away would otherwise hold its session's thread
+  // and connection on the ps until worker 0 came, if ever. This one waits longer than the ps:
+  // let go, it connects again, and is welcomed once worker 0 has come.
+  InProcessCluster cluster(Over::kTransport, flags(1, 2, 100, {"--peer-timeout-seconds", "0.5"}));
+  cluster.startPs(0);
+  auto worker1 = cluster.client(1, [](ps::ClientOptions& o) { o.peerTimeoutSeconds = 30; });
+  std::thread connecting([&] { worker1->connect(); });
+  const bool letGo = waitFor([&] { return !peersOf(cluster, 1, "waiting").empty(); },
+                             std::chrono::seconds(10));
+  auto worker0 = cluster.client(0);
+  worker0->connect();
+  connecting.join();
+  BOOST_TEST(letGo, "the ps held worker 1's first connection for 10 s without worker 0");
+  const auto waiting = eventsNamed(cluster.workerMetrics(1), "waiting");
+  BOOST_REQUIRE(!waiting.empty());
+  BOOST_TEST_MESSAGE(waiting[0]->getValue<std::string>("reason"));
+  BOOST_TEST(eventsNamed(cluster.psMetrics(0), "connected").size() == 2u);  // welcomed once each
+}
+
 CLUSTER_TEST(a_worker_of_another_run_is_refused_at_once) {
   InProcessCluster cluster(Over::kTransport, flags(1, 1, 10));
   cluster.startPs(0);

@@ -32,6 +32,7 @@ struct ServerOptions {
   Shard::Options shard;
   std::string authKey;
   double idleTimeoutSeconds = 0;  // for a worker's channel once admitted; 0: none
+  double peerTimeoutSeconds = 300;  // as long as a worker waits for its welcome (the chief)
   std::string checkpointPath;  // "" for none
   double checkpointEverySeconds = 0;
   std::string description;  // of the training settings, for the start-up line
@@ -85,6 +86,7 @@ class Server {
   std::mutex chiefMutex_;
   std::condition_variable chiefArrived_;
   bool chiefJoined_ = false;
+  bool stopped_ = false;  // stop() ends the waits for the chief
 };
 
 }  // namespace pstrain::ps
