@@ -198,8 +198,9 @@ void Server::awaitChief(std::uint32_t worker) {
     // No longer than the worker waits for its welcome (0: for ever): one that went away meanwhile
     // would hold this thread and its connection until the chief came, if ever.
     const auto done = [this] { return chiefJoined_ || stopped_; };
-    if (options_.peerTimeoutSeconds > 0) {
-      chiefArrived_.wait_for(lock, std::chrono::duration<double>(options_.peerTimeoutSeconds), done);
+    const std::chrono::duration<double> timeout(options_.peerTimeoutSeconds);
+    if (timeout.count() > 0) {
+      chiefArrived_.wait_for(lock, timeout, done);
     } else {
       chiefArrived_.wait(lock, done);
     }
