@@ -169,6 +169,16 @@ BOOST_AUTO_TEST_CASE(a_worker_added_and_removed_by_signal_while_training) {
   ::kill(launcher.pid(), SIGUSR1);
   BOOST_REQUIRE(waitFor([&] { return trained(worker2) || !running(); }, std::chrono::seconds(60)));
   BOOST_REQUIRE_MESSAGE(running(), "the run ended before worker 2 trained");
+  // Worker 0 learns of the third worker with its next answer, which may wait its turn at ps 0's
+  // step gate: the summary's worker count is what worker 0 was told.
+  auto chiefToldOfThree = [&] {
+    for (const auto& divided : eventsOf(cluster.logs.file("worker-0"), "divided")) {
+      if (divided->getValue<int>("workers") == 3) return true;
+    }
+    return false;
+  };
+  BOOST_REQUIRE(waitFor([&] { return chiefToldOfThree() || !running(); }, std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before worker 0 was told of worker 2");
   ::kill(launcher.pid(), SIGUSR2);
   BOOST_REQUIRE(waitFor([&] { return !eventsOf(worker2, "stopped").empty() || !running(); },
                         std::chrono::seconds(60)));
