@@ -196,12 +196,14 @@ std::optional<int> chosenHttpPort(const std::vector<std::string>& args,
   return chosen ? std::optional<int>(settings.httpPort) : std::nullopt;
 }
 
-// How many workers ps 0 lets compute at once (ps::StepGate): as many as this machine has CPUs,
-// unless the user chose. More only make each compute on older parameters: with 8 workers on 2
-// cores, a push's staleness is 1.0 global step at 2 and 1.7 at 3, for the same time to 0.85.
+// How many workers ps 0 lets compute at once (ps::StepGate), unless the user chose: all (0) when
+// each has a CPU of its own, which makes the run synchronous unless the user chose otherwise
+// (config::synchronous); else as many as this machine has CPUs, asynchronously. More only make
+// each compute on older parameters: with 8 workers on 2 cores, a push's staleness is 1.0 global
+// step at 2 and 1.7 at 3, for the same time to 0.85.
 int concurrentWorkers(const config::Config& settings) {
-  return settings.concurrentWorkers == config::Config::kUnset ? cpuLimit()
-                                                              : settings.concurrentWorkers;
+  if (settings.concurrentWorkers != config::Config::kUnset) return settings.concurrentWorkers;
+  return settings.workers <= cpuLimit() ? 0 : cpuLimit();
 }
 
 // The thread that copies the data set for the workers that wait their turn runs only on CPU
@@ -230,9 +232,7 @@ Child planChild(const std::string& self, const std::vector<std::string>& args,
                                      std::to_string(httpPort),
                                      "--log-dir", dir, "--log-to-stdout", "false"};
   argv.insert(argv.end(), placement.begin(), placement.end());
-  if (settings.concurrentWorkers == config::Config::kUnset) {
-    argv.insert(argv.end(), {"--concurrent-workers", std::to_string(concurrentWorkers(settings))});
-  }
+  argv.insert(argv.end(), {"--concurrent-workers", std::to_string(settings.concurrentWorkers)});
   if (settings.authKeyFile.empty()) {
     argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
   }
@@ -258,7 +258,7 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
     psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
   }
   std::vector<Child> children;
-  const int capacity = concurrentWorkers(settings);
+  const int capacity = settings.concurrentWorkers;
   for (int i = 0; i < childCount; ++i) {
     bool isPs = i < settings.ps;
     int index = isPs ? i : i - settings.ps;
@@ -266,7 +266,8 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
         !isPs && index == 0 && chiefPort ? *chiefPort : ports[size_t(childCount + i)];
     auto child = planChild(self, args, settings, psHosts, isPs ? "ps" : "worker", index,
                            ports[size_t(i)], httpPort);
-    child.readsCopy = !isPs && dataCopy && !settings.sync && capacity > 0 && index >= capacity;
+    child.readsCopy =
+        !isPs && dataCopy && !config::synchronous(settings) && capacity > 0 && index >= capacity;
     if (child.readsCopy) child.argv.insert(child.argv.end(), {"--data-dir", *dataCopy});
     children.push_back(std::move(child));
   }
@@ -406,7 +407,8 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   auto args = originalArgs;
   const auto summaryPath = takeSummaryFlag(args);
   const bool keepServing = takeSwitch(args, "--keep-serving");
-  const auto settings = config::load({args, config::processEnvironment()});
+  auto settings = config::load({args, config::processEnvironment()});
+  settings.concurrentWorkers = concurrentWorkers(settings);  // for every child alike
   // A missing data set is reported once, here.
   const bool compressed = data::isCompressed(data::findMnistFiles(settings.dataDir));
   log::initConsole();

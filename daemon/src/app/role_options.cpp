@@ -30,9 +30,13 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.runId = config::runFingerprint(settings);
   options.ps = settings.ps;
   options.shard.trainSteps = std::uint64_t(settings.trainSteps);
-  options.shard.sync = settings.sync;
+  const bool sync = config::synchronous(settings);
+  options.shard.sync = sync;
+  options.shard.syncLearningRate = {settings.scaleLearningRate,
+                                    settings.optimizer == config::OptimizerKind::kAdam,
+                                    std::uint64_t(settings.warmupSteps)};
   // ps 0 alone holds answers back, so every worker's place is decided in one spot.
-  options.concurrentWorkers = index == 0 && !settings.sync ? std::max(settings.concurrentWorkers, 0) : 0;
+  options.concurrentWorkers = index == 0 && !sync ? std::max(settings.concurrentWorkers, 0) : 0;
   options.shard.syncTimeout =
       std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
   options.authKey = net::loadAuthKey(settings.authKeyFile);
@@ -40,7 +44,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.peerTimeoutSeconds = settings.peerTimeoutSeconds;
   options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
   options.checkpointEverySeconds = settings.checkpointEverySeconds;
-  options.description = std::string(settings.sync ? "sync" : "async") + ", " +
+  options.description = config::describeMode(settings) + ", " +
                         (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
                         ", " + std::to_string(settings.trainSteps) + " train steps";
   return options;

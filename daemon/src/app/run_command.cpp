@@ -177,7 +177,8 @@ int runDaemon(const std::vector<std::string>& args) {
   std::string peers;
   for (const auto& endpoint : placement.ps) peers += (peers.empty() ? "" : ",") + endpoint.toString();
   events.emit(observe::event::started(PSTRAIN_VERSION, roleName(placement.role), placement.index,
-                                      settings.ps, peers, blasCoreInUse(),
+                                      settings.ps, config::describeMode(settings), peers,
+                                      blasCoreInUse(),
                                       describeBlasCore(), blasThreads(), ::getpid()));
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),

@@ -231,8 +231,34 @@ const std::vector<Key>& keys() {
        },
        "adam or sgd", Kind::kValue,
        [](const Config& c) { return part("optimizer", int(c.optimizer)); }},
-      {"sync", [](Config& c, const std::string& v) { c.sync = parseBool(v); },
-       "synchronous training", Kind::kBool, [](const Config& c) { return part("sync", c.sync); }},
+      {"sync",
+       [](Config& c, const std::string& v) {
+         try {
+           c.consistency = v == "auto" ? Consistency::kAuto
+                                       : parseBool(v) ? Consistency::kSync : Consistency::kAsync;
+         } catch (const InvalidValue&) {
+           throw InvalidValue{"true, false or auto"};
+         }
+       },
+       "synchronous training: true, false or auto (sync unless concurrentWorkers bounds the "
+       "workers computing at once)",
+       Kind::kBool, [](const Config& c) { return part("sync", synchronous(c)); }},
+      {"scaleLearningRate",
+       [](Config& c, const std::string& v) { c.scaleLearningRate = parseBool(v); },
+       "sync mode: multiply the learning rate by the gradients a step averages (adam: their "
+       "square root), reached over warmupSteps",
+       Kind::kBool,
+       [](const Config& c) {
+         return synchronous(c) && c.scaleLearningRate ? part("lrscale", 1) : std::string();
+       }},
+      {"warmupSteps",
+       [](Config& c, const std::string& v) { c.warmupSteps = parseInt(v, 0, kMaxInt64); },
+       "sync mode: global steps over which the scaled learning rate rises from the configured one",
+       Kind::kValue,
+       [](const Config& c) {
+         return synchronous(c) && c.scaleLearningRate ? part("warmup", c.warmupSteps)
+                                                      : std::string();
+       }},
       {"concurrentWorkers",
        [](Config& c, const std::string& v) { c.concurrentWorkers = int(parseInt(v, 0, 100000)); },
        "asynchronous mode: at most this many workers compute at once, the others wait for "
@@ -447,6 +473,13 @@ std::map<std::string, std::string> processEnvironment() {
   }
   return env;
 }
+
+bool synchronous(const Config& config) {
+  if (config.consistency == Consistency::kAuto) return config.concurrentWorkers <= 0;
+  return config.consistency == Consistency::kSync;
+}
+
+std::string describeMode(const Config& config) { return synchronous(config) ? "sync" : "async"; }
 
 std::uint64_t runFingerprint(const Config& config) {
   std::string canonical;  // the parts of the keys that shape the run, in table order

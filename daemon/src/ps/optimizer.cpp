@@ -122,9 +122,9 @@ void Sgd::applySteps(const float* in, float* out, const float* const* gradients,
   const auto& chosen = kernels();
   for (size_t s = 0; s < steps_; ++s) {
     if (s == 0 && in != out) {
-      chosen.sgdInto(in, out, gradients[s], learningRate_, begin, end);
+      chosen.sgdInto(in, out, gradients[s], stepSize_, begin, end);
     } else {
-      chosen.sgd(out, gradients[s], learningRate_, begin, end);
+      chosen.sgd(out, gradients[s], stepSize_, begin, end);
     }
   }
 }
@@ -132,13 +132,14 @@ void Sgd::applySteps(const float* in, float* out, const float* const* gradients,
 Adam::Adam(size_t size, float learningRate)
     : learningRate_(learningRate), firstMoment_(size, 0.0f), secondMoment_(size, 0.0f) {}
 
-void Adam::beginSteps(size_t count) {
+void Adam::beginSteps(size_t count, float learningRateScale) {
   stepSizes_.resize(count);
   for (auto& stepSize : stepSizes_) {
     beta1Power_ *= kBeta1;
     beta2Power_ *= kBeta2;
     // Bias correction folded into the step size, as in the paper's efficient form.
-    stepSize = float(learningRate_ * std::sqrt(1.0 - beta2Power_) / (1.0 - beta1Power_));
+    stepSize = float(learningRate_ * learningRateScale * std::sqrt(1.0 - beta2Power_) /
+                     (1.0 - beta1Power_));
   }
 }
 

@@ -211,7 +211,8 @@ void Shard::completeSyncStep() {
   const float scale = 1.0f / float(arrivals_);
   for (auto& g : gradientSum_) g *= scale;
   auto next = buffers_->take();
-  optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_);
+  optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_,
+                    options_.syncLearningRate.scale(arrivals_, globalStep_));
   params_ = std::move(next);
   std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
   contributed_.clear();

@@ -31,8 +31,20 @@ BOOST_AUTO_TEST_CASE(defaults_apply_when_nothing_is_set) {
   BOOST_TEST(config.batchSize == 100);
   BOOST_TEST(config.hiddenUnits == std::vector<int>{128});
   BOOST_TEST(config.logDir == "/tmp/mnist-log");
-  BOOST_TEST(!config.sync);
+  BOOST_TEST((config.consistency == pstrain::config::Consistency::kAuto));
   BOOST_TEST(!config.role.has_value());
+}
+
+// Auto is sync where every worker computes at once, asynchronous within a configured bound.
+BOOST_AUTO_TEST_CASE(auto_consistency_is_sync_unless_the_workers_are_bounded) {
+  using pstrain::config::synchronous;
+  BOOST_TEST(synchronous(load({})));
+  BOOST_TEST(synchronous(load({{"--concurrent-workers", "0"}, {}})));
+  BOOST_TEST(!synchronous(load({{"--concurrent-workers", "2"}, {}})));
+  BOOST_TEST(synchronous(load({{"--concurrent-workers", "2", "--sync"}, {}})));
+  BOOST_TEST(!synchronous(load({{"--sync", "false"}, {}})));
+  BOOST_TEST(synchronous(load({{"--sync", "auto"}, {}})));
+  BOOST_TEST(contains(errorOf({{"--sync", "maybe"}, {}}), "true, false or auto"));
 }
 
 BOOST_AUTO_TEST_CASE(flags_beat_environment_beat_file_beat_defaults) {
@@ -63,7 +75,7 @@ BOOST_AUTO_TEST_CASE(flag_forms_and_lists_parse) {
   auto config = load({{"--sync", "--hidden-units=256,256", "--optimizer", "sgd", "--role",
                        "worker", "--index", "2", "--workers", "3"},
                       {}});
-  BOOST_TEST(config.sync);
+  BOOST_TEST(pstrain::config::synchronous(config));
   BOOST_TEST(config.hiddenUnits == (std::vector<int>{256, 256}));
   BOOST_TEST((config.optimizer == pstrain::config::OptimizerKind::kSgd));
   BOOST_TEST((config.role == pstrain::Role::kWorker));
@@ -96,7 +108,7 @@ BOOST_AUTO_TEST_CASE(invalid_values_name_key_value_and_what_is_allowed) {
   BOOST_TEST(contains(errorOf({{"--learning-rate", "fast"}, {}}), "learningRate"));
   BOOST_TEST(contains(errorOf({{"--ps-port", "70000"}, {}}), "psPort"));
   BOOST_TEST(contains(errorOf({{"--hidden-units", "128,x"}, {}}), "hiddenUnits"));
-  BOOST_TEST(contains(errorOf({{"--sync=maybe"}, {}}), "true or false"));
+  BOOST_TEST(contains(errorOf({{"--sync=maybe"}, {}}), "true, false or auto"));
   BOOST_TEST(contains(errorOf({{"--ps-hosts", "nohostport"}, {}}), "psHosts"));
   BOOST_TEST(contains(errorOf({{"--role", "chief"}, {}}), "ps or worker"));
 }
@@ -142,7 +154,7 @@ BOOST_AUTO_TEST_CASE(run_fingerprint_changes_with_training_settings_only) {
 
 BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
   using pstrain::config::runFingerprint;
-  auto none = load({});
+  auto none = load({{"--sync", "false"}, {}});  // the default mode of earlier versions
   auto first = load({{"--run-id", "k3x9q2"}, {}});
   auto again = load({{}, {{"PSTRAIN_RUN_ID", "k3x9q2"}}});
   auto second = load({{"--run-id", "v7m1p8"}, {}});
@@ -158,20 +170,28 @@ BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
 // The fingerprint is derived from the keys that shape the run; its value is the one earlier
 // versions computed for the same settings, so their checkpoints and completion records resume,
 // but for the worker count: it left the fingerprint when workers became free to join and leave
-// a run (7188401744538831407 with "workers=3" in it).
+// a run (7188401744538831407 with "workers=3" in it). A sync run with its learning rate scaled
+// (the default since scaling came) trains otherwise than those versions' sync runs, and is
+// another run.
 BOOST_AUTO_TEST_CASE(run_fingerprint_is_that_of_earlier_versions) {
-  auto settings = load({{"--ps", "2", "--workers", "3", "--train-steps", "3000", "--batch-size",
-                         "50", "--learning-rate", "0.01", "--optimizer", "sgd", "--sync", "--seed",
-                         "7", "--hidden-units", "256,64", "--run-id", "abc", "--log-every-steps",
-                         "10", "--http-port", "1234"},
-                        {}});
-  BOOST_TEST(pstrain::config::runFingerprint(settings) == 7736809164331075331ull);
+  std::vector<std::string> args{"--ps", "2", "--workers", "3", "--train-steps", "3000",
+                                "--batch-size", "50", "--learning-rate", "0.01", "--optimizer",
+                                "sgd", "--sync", "--seed", "7", "--hidden-units", "256,64",
+                                "--run-id", "abc", "--log-every-steps", "10", "--http-port", "1234"};
+  auto scaled = load({args, {}});
+  args.insert(args.end(), {"--scale-learning-rate", "false"});
+  auto unscaled = load({args, {}});
+  BOOST_TEST(pstrain::config::runFingerprint(unscaled) == 7736809164331075331ull);
+  BOOST_TEST(pstrain::config::runFingerprint(scaled) != 7736809164331075331ull);
+  args.insert(args.end(), {"--scale-learning-rate", "true", "--warmup-steps", "50"});
+  BOOST_TEST(pstrain::config::runFingerprint(load({args, {}})) !=
+             pstrain::config::runFingerprint(scaled));
 }
 
 BOOST_AUTO_TEST_CASE(only_bool_flags_stand_alone) {
   auto settings = load({{"--log-to-stdout", "--sync"}, {}});
   BOOST_TEST(settings.logToStdout);
-  BOOST_TEST(settings.sync);
+  BOOST_TEST(pstrain::config::synchronous(settings));
   BOOST_TEST(contains(errorOf({{"--seed", "--sync"}, {}}), "flag --seed needs a value"));
 }
 

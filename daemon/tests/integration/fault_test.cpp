@@ -47,7 +47,7 @@ std::vector<std::string> trainingSettings(Mode mode) {
   std::vector<std::string> args{"--ps", "2", "--workers", "2", "--data-dir", kFashionMnistDir,
                                 "--train-steps", std::to_string(kSteps), "--batch-size", "100",
                                 "--checkpoint-every-seconds", "0.2"};
-  if (mode == Mode::kSync) args.push_back("--sync");
+  args.insert(args.end(), {"--sync", mode == Mode::kSync ? "true" : "false"});
   return args;
 }
 

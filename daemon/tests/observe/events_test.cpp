@@ -77,7 +77,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partia
     out << R"({"time":1.0,"role":"ps","index":0,"event":"step","st)";  // killed mid-line
   }
   Events events("ps", 0, path);
-  events.emit(event::started("1", "ps", 0, 1, "a:1", "Haswell", "Haswell", 1, 42));
+  events.emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 42));
   auto read = readEvents(path);
   BOOST_REQUIRE(read.size() == 1u);
   BOOST_TEST(read[0]->getValue<int>("pid") == 42);

@@ -48,7 +48,9 @@ std::vector<std::string> flags(int ps, int workers, int trainSteps,
   std::vector<std::string> all{"--ps", std::to_string(ps), "--workers", std::to_string(workers),
                                "--train-steps", std::to_string(trainSteps), "--batch-size", "20",
                                "--hidden-units", "16", "--eval-every-steps", "0",
-                               "--peer-timeout-seconds", "10"};
+                               "--peer-timeout-seconds", "10",
+                               // Asynchronous unless a test says --sync: what most cases are about.
+                               "--sync", "false"};
   all.insert(all.end(), more.begin(), more.end());
   return all;
 }

@@ -31,11 +31,11 @@ BOOST_AUTO_TEST_CASE(shard_ranges_tile_the_vector_evenly) {
 namespace {
 
 Shard::Options asyncSteps(std::uint64_t trainSteps) {
-  return Shard::Options{trainSteps, false, {}};
+  return Shard::Options{trainSteps, false, {}, {}};
 }
 
 Shard::Options syncSteps(std::uint64_t trainSteps, int timeoutMs = 30000) {
-  return Shard::Options{trainSteps, true, std::chrono::milliseconds(timeoutMs)};
+  return Shard::Options{trainSteps, true, std::chrono::milliseconds(timeoutMs), {}};
 }
 
 }  // namespace
@@ -144,6 +144,33 @@ BOOST_AUTO_TEST_CASE(sync_mode_averages_one_gradient_per_worker) {
   BOOST_TEST(*r1.params == -3.0f);  // 0 - mean(2, 4)
   BOOST_TEST(*r2.params == -3.0f);
   BOOST_TEST(r1.advanced != r2.advanced);  // exactly one push completed the step
+}
+
+// Each of k workers' steps is a step on k times the batch: SGD takes k times the learning rate,
+// Adam √k, reached over the warm-up's global steps, from the configured one at the first.
+BOOST_AUTO_TEST_CASE(sync_learning_rate_follows_the_gradients_averaged_after_the_warm_up) {
+  const SyncLearningRate adam{true, true, 100};
+  BOOST_TEST(adam.scale(4, 99) == 2.0f);
+  BOOST_TEST(adam.scale(4, 500) == 2.0f);
+  BOOST_TEST(adam.scale(4, 49) == 1.5f);
+  BOOST_TEST(adam.scale(4, 0) == 1.01f, boost::test_tools::tolerance(1e-6f));
+  BOOST_TEST(adam.scale(1, 500) == 1.0f);
+  const SyncLearningRate sgd{true, false, 0};
+  BOOST_TEST(sgd.scale(4, 0) == 4.0f);
+  BOOST_TEST((SyncLearningRate{false, false, 0}.scale(4, 0)) == 1.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_step_applies_the_scaled_learning_rate) {
+  auto options = syncSteps(5);
+  options.syncLearningRate = {true, false, 0};  // SGD: 2 workers, twice the rate
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), options);
+  shard.setWorkers(2);
+  float g1 = 2.0f;
+  float g2 = 4.0f;
+  std::thread first([&] { shard.push(0, &g1, 0); });
+  auto r2 = shard.push(1, &g2, 0);
+  first.join();
+  BOOST_TEST(*r2.params == -6.0f);  // 0 - 2 * mean(2, 4)
 }
 
 BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {

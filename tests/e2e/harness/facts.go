@@ -28,6 +28,8 @@ type Event struct {
 	Completed bool   `json:"completed"`
 	// BlasThreads are the threads OpenBLAS uses for a call (started).
 	BlasThreads int `json:"blas_threads"`
+	// Mode is how the run combines gradients, sync or async (started).
+	Mode string `json:"mode"`
 	// Line is the line as the daemon wrote it, to show.
 	Line string `json:"-"`
 }
@@ -89,8 +91,9 @@ func LastProcess(events []Event) []Event {
 type Facts struct {
 	// Starts counts the process's starts (started events of the pod's role and index).
 	Starts int
-	// BlasThreads are the OpenBLAS threads of its last start.
+	// BlasThreads are the OpenBLAS threads of its last start, Mode the mode it trained in.
 	BlasThreads int
+	Mode        string
 	// Others are the processes ("ps 0", "worker 1") other than the pod's with events in its
 	// file: none when the file is the pod's own. The facts below are of the pod's own events.
 	Others []string
@@ -140,6 +143,7 @@ func ReadFacts(pod string, events []Event) Facts {
 		case "started":
 			f.Starts++
 			f.BlasThreads = e.BlasThreads
+			f.Mode = e.Mode
 		case "step":
 			f.Steps = append(f.Steps, e.Step)
 		case "checkpoint":

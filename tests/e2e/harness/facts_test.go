@@ -40,7 +40,7 @@ func TestReadsAWorkersEvents(t *testing.T) {
 func TestReadsAPSEventsAcrossARestart(t *testing.T) {
 	events := readTestdata(t, "ps-1.events.jsonl")
 	f := ReadFacts("mnist-ps-1", events)
-	if f.Starts != 2 || f.BlasThreads != 1 || f.Step != 8000 || f.Checkpoint != 8000 || f.RunsEnded != 1 || !f.Stopped ||
+	if f.Starts != 2 || f.BlasThreads != 1 || f.Mode != "sync" || f.Step != 8000 || f.Checkpoint != 8000 || f.RunsEnded != 1 || !f.Stopped ||
 		len(f.Restored) != 1 || f.Restored[0].Step != 2281 || f.Restored[0].Completed {
 		t.Errorf("%+v", f)
 	}

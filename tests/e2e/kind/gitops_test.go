@@ -129,7 +129,7 @@ func TestGitOpsWorkersFirstReapplyAndRecreate(t *testing.T) {
 // the Secret TestGitOps… created.
 func (r *release) render(t *testing.T) string {
 	t.Helper()
-	res := r.helm("template", "--no-hooks", "--set", fmt.Sprintf("hyperparams.trainsteps=%d", r.trainSteps),
+	res := r.helm("template", "--no-hooks", "--set", longRunValues(),
 		"--set", "auth.existingSecret=pstrain-key")
 	if res.Err != nil {
 		t.Fatalf("helm template:\n%s", res)

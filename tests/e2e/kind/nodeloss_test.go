@@ -33,7 +33,7 @@ func TestNodeLost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := fmt.Sprintf("hyperparams.trainsteps=%d", longRun)
+	steps := longRunValues()
 	reference := newRelease(t, "pstrain-node-kept", longRun)
 	reference.install("--set", steps)
 	r := newRelease(t, "pstrain-node-lost", longRun)

@@ -74,7 +74,7 @@ func TestHelmUpgradeAddsAWorker(t *testing.T) {
 // half of values.yml's CPU (100m), so that it outlasts a new pod's start on a busy machine (up
 // to two minutes on 2 cores with the other scenarios, longer than the whole run at 200m).
 func joinedRun() []string {
-	return []string{"--set", fmt.Sprintf("hyperparams.trainsteps=%d", longRun), "--set", "worker.limit.cpu=100m"}
+	return []string{"--set", longRunValues(), "--set", "worker.limit.cpu=100m"}
 }
 
 // scaleWorkers is `kubectl scale statefulset mnist-worker --replicas=N`.

@@ -1,7 +1,6 @@
 package kind_test
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
@@ -15,7 +14,7 @@ import (
 func TestUpgradeKeepsTheRun(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-upgrade", longRun)
-	steps := fmt.Sprintf("hyperparams.trainsteps=%d", longRun)
+	steps := longRunValues()
 	r.install("--set", steps)
 	before := r.waitReady(allPods...)
 	r.waitStep("mnist-ps-0", longRun/5)

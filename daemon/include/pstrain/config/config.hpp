@@ -12,6 +12,11 @@ namespace pstrain::config {
 
 enum class OptimizerKind { kAdam, kSgd };
 
+// How the ps combine the workers' gradients: each push a global step of its own (async), or one
+// gradient from every worker averaged into each global step (sync). kAuto is decided by
+// synchronous() below.
+enum class Consistency { kAuto, kSync, kAsync };
+
 // The validated configuration of one process. Built once by load(); never changed after.
 struct Config {
   std::optional<Role> role;
@@ -44,9 +49,12 @@ struct Config {
   std::vector<int> hiddenUnits{128};
   double learningRate = 0.001;
   OptimizerKind optimizer = OptimizerKind::kAdam;
-  bool sync = false;
+  Consistency consistency = Consistency::kAuto;
+  // In sync mode, the learning rate follows the gradients a step averages (learningRateScale()).
+  bool scaleLearningRate = true;
+  std::int64_t warmupSteps = 100;
   // How many workers compute at once (ps::StepGate); 0: all of them; kUnset until configured,
-  // which a ps takes as 0 and `pstrain local` as one more than the CPUs its processes share.
+  // which a ps takes as 0 and `pstrain local` decides from the CPUs its processes share.
   static constexpr int kUnset = -1;
   int concurrentWorkers = kUnset;
   std::int64_t logEverySteps = 1;
@@ -70,6 +78,17 @@ Config load(const Sources& sources);
 // of runId when set. Workers and ps refuse each other when theirs differ; checkpoints and
 // completion records of another run are not resumed.
 std::uint64_t runFingerprint(const Config& config);
+
+// Whether the run is synchronous. Auto: sync unless a bound on the workers that compute at once
+// is configured (then asynchronous within it). Every worker computing at once on a core of its
+// own (a pod each, or `pstrain local` with no more workers than CPUs) reaches a target accuracy
+// sooner in sync mode with the learning rate scaled to the step's gradients, as workers are
+// added; asynchronous workers push gradients about W - 1 steps old and need about W times the
+// steps (docs/benchmarks.md, "Time to accuracy").
+bool synchronous(const Config& config);
+
+// The mode as events and logs name it: "sync" or "async" (a `started` event's `mode`).
+std::string describeMode(const Config& config);
 
 // The environment of this process, for Sources::env.
 std::map<std::string, std::string> processEnvironment();

@@ -55,9 +55,10 @@ std::string workerPeer(std::uint32_t worker);
 
 namespace event {
 
-// A ps or worker process began: "pstrain VERSION: ROLE INDEX of a run of N ps; ...".
+// A ps or worker process began: "pstrain VERSION: ROLE INDEX of a MODE run of N ps; ...", MODE
+// as config::describeMode says it.
 Event started(const std::string& version, const std::string& role, int index, int psCount,
-              const std::string& psHosts, const std::string& blasCore,
+              const std::string& mode, const std::string& psHosts, const std::string& blasCore,
               const std::string& blasKernels, int blasThreads, long pid);
 Event state(State state);
 // A ps accepts workers on `port`.

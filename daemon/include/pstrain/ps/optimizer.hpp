@@ -22,8 +22,10 @@ class Optimizer {
  public:
   virtual ~Optimizer() = default;
 
-  // Makes the next `count` steps (1 to kMaxSteps) the ones applySteps() applies.
-  virtual void beginSteps(size_t count) = 0;
+  // Makes the next `count` steps (1 to kMaxSteps) the ones applySteps() applies, at
+  // `learningRateScale` times the configured learning rate.
+  virtual void beginSteps(size_t count, float learningRateScale) = 0;
+  void beginSteps(size_t count) { beginSteps(count, 1.0f); }
   // Applies the steps begun last, gradients[0] first, to in[begin, end) and writes the result to
   // out[begin, end): in place when `in` is `out`, otherwise the two must not overlap and `in` is
   // only read. Thread-safe for disjoint ranges.
@@ -31,8 +33,9 @@ class Optimizer {
                           size_t begin, size_t end) = 0;
 
   // One step over the whole vector, in place or from `in` into `out`.
-  void apply(const float* in, float* out, const float* gradient, size_t size) {
-    beginSteps(1);
+  void apply(const float* in, float* out, const float* gradient, size_t size,
+             float learningRateScale = 1.0f) {
+    beginSteps(1, learningRateScale);
     applySteps(in, out, &gradient, 0, size);
   }
   void apply(float* params, const float* gradient, size_t size) {
@@ -49,7 +52,11 @@ class Optimizer {
 class Sgd : public Optimizer {
  public:
   explicit Sgd(float learningRate) : learningRate_(learningRate) {}
-  void beginSteps(size_t count) override { steps_ = count; }
+  using Optimizer::beginSteps;
+  void beginSteps(size_t count, float learningRateScale) override {
+    steps_ = count;
+    stepSize_ = learningRate_ * learningRateScale;
+  }
   void applySteps(const float* in, float* out, const float* const* gradients, size_t begin,
                   size_t end) override;
   void save(ByteWriter&) const override {}
@@ -57,6 +64,7 @@ class Sgd : public Optimizer {
 
  private:
   float learningRate_;
+  float stepSize_ = 0;
   size_t steps_ = 0;
 };
 
@@ -64,7 +72,8 @@ class Sgd : public Optimizer {
 class Adam : public Optimizer {
  public:
   Adam(size_t size, float learningRate);
-  void beginSteps(size_t count) override;
+  using Optimizer::beginSteps;
+  void beginSteps(size_t count, float learningRateScale) override;
   void applySteps(const float* in, float* out, const float* const* gradients, size_t begin,
                   size_t end) override;
   void save(ByteWriter& out) const override;

@@ -13,6 +13,7 @@
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/optimizer.hpp"
+#include "pstrain/ps/sync_learning_rate.hpp"
 
 namespace pstrain::ps {
 
@@ -70,6 +71,7 @@ class Shard {
     // syncTimeout of the step's first gradient.
     bool sync = false;
     std::chrono::milliseconds syncTimeout{30000};
+    SyncLearningRate syncLearningRate;
   };
 
   Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options);
