@@ -9,6 +9,7 @@ struct HttpReply {
   int status = 200;
   std::string type = "application/json";
   std::string body;
+  std::string allow = {};  // a 405's Allow header: the methods the path does take
 };
 
 // A JSON answer (`body` is JSON text).
@@ -21,5 +22,12 @@ std::string jsonString(const std::string& text);
 
 // A refusal as KServe, TF Serving and this server's other routes answer one: {"error": "..."}.
 HttpReply errorReply(int status, const std::string& message);
+
+// A 405 for a path that takes only the methods `allow` ("GET, HEAD"), as RFC 9110 asks.
+inline HttpReply methodNotAllowed(const std::string& allow, const std::string& message) {
+  HttpReply reply = errorReply(405, message);
+  reply.allow = allow;
+  return reply;
+}
 
 }  // namespace pstrain::serve
