@@ -83,7 +83,9 @@ std::optional<ModelPath> modelPath(const std::string& path, const std::string& p
 std::optional<Route> match(const std::string& path) {
   if (path == "/predict") return Route{Endpoint::kPredict, "/predict", true, "", ""};
   if (path == "/model") return Route{Endpoint::kModel, "/model", false, "", ""};
-  if (path == "/v2" || path == "/v2/") return Route{Endpoint::kServerMetadata, "/v2", false, "", ""};
+  if (path == "/v2" || path == "/v2/") {
+    return Route{Endpoint::kServerMetadata, "/v2", false, "", ""};
+  }
   if (path == "/v2/health/live") {
     return Route{Endpoint::kServerLive, "/v2/health/live", false, "", ""};
   }

@@ -9,7 +9,9 @@ struct HttpReply {
   int status = 200;
   std::string type = "application/json";
   std::string body;
-  std::string allow = {};  // a 405's Allow header: the methods the path does take
+  // A 405's Allow header: the methods the path does take. Initialised, so the replies
+  // written as {status, type, body} need not name it.
+  std::string allow = {};
 };
 
 // A JSON answer (`body` is JSON text).
