@@ -10,10 +10,12 @@
 #include <Poco/NumberParser.h>
 #include <Poco/URI.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <optional>
 #include <sstream>
+#include <vector>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/observe/status_client.hpp"
@@ -78,8 +80,15 @@ Answer json(HTTPResponse::HTTPStatus status, const std::string& body) {
   return serve::jsonReply(status, body);
 }
 
-// The body, read within the size limit and the deadline.
+// The body, read within the size limit and the deadline; none is a 400 at once.
 std::string readBody(Poco::Net::HTTPServerRequest& request) {
+  const std::string none =
+      "the request has no body: send one, e.g. curl --data-binary @request.json";
+  // Neither a length nor chunks means no body (RFC 9112, 6.3), where Poco's stream would wait
+  // for the client to close, and answer 408 after the deadline.
+  if (!request.hasContentLength() && !request.getChunkedTransferEncoding()) {
+    throw RequestError(400, none);
+  }
   const std::string limit = "the body is over the limit of " +
                             std::to_string(serve::kMaxBodyBytes) + " bytes";
   if (request.hasContentLength() && request.getContentLength64() > Poco::Int64(serve::kMaxBodyBytes)) {
@@ -98,6 +107,7 @@ std::string readBody(Poco::Net::HTTPServerRequest& request) {
   }
   // A read that timed out (the client went quiet) or broke leaves the stream bad.
   if (in.bad()) throw RequestError(408, late);
+  if (body.empty()) throw RequestError(400, none);
   return body;
 }
 
@@ -128,6 +138,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     }
     response.setStatusAndReason(HTTPResponse::HTTPStatus(answer.status));
     response.setContentType(answer.type);
+    if (!answer.allow.empty()) response.set("Allow", answer.allow);
     response.set("Cache-Control", "no-store");
     if (pathOf(request) == "/history") {
       // Another run's page overlays this curve (its ?compare=): read-only numbers, no
@@ -167,7 +178,12 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return *answer;
     }
     if (request.getMethod() != "GET" && request.getMethod() != "HEAD") {
-      throw RequestError(405, "only GET here (POST is for the model server's routes)");
+      const auto paths = pagePaths();
+      if (std::find(paths.begin(), paths.end(), path) == paths.end()) {
+        throw RequestError(404, notFound());
+      }
+      return serve::methodNotAllowed("GET, HEAD",
+                                     "only GET here (POST is for the model server's routes)");
     }
     if (path == "/") return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(kPageHtml)};
     if (path == "/healthz") return {HTTPResponse::HTTP_OK, "text/plain", "ok\n"};
@@ -199,15 +215,24 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     throw RequestError(404, notFound());
   }
 
-  // What this process answers: the training routes where it trains, the model server's where
-  // it holds a model slot.
+  // The paths answered below, GET only: the training routes where this process trains.
+  std::vector<std::string> pagePaths() const {
+    std::vector<std::string> paths{"/", "/healthz", "/readyz", "/metrics", "/status"};
+    if (metrics_) paths.insert(paths.end(), {"/events", "/history"});
+    if (metrics_ && metrics_->role() == Role::kWorker) paths.push_back("/cluster");
+    return paths;
+  }
+
+  // What this process answers: its page paths, and the model server's where it holds a model
+  // slot.
   std::string notFound() const {
-    std::string routes = "/, /healthz, /readyz, /metrics, /status";
-    if (metrics_) routes += ", /events, /history";
-    if (metrics_ && metrics_->role() == Role::kWorker) routes += ", /cluster";
+    std::string routes;
+    for (const auto& path : pagePaths()) routes += (routes.empty() ? "" : ", ") + path;
     if (model_) {
-      routes += ", /model, POST /predict, /v2/health/ready, /v2/models/" + routes_->modelName() +
-                "[/infer], /v1/models/" + routes_->modelName() + "[:predict]";
+      const std::string& name = routes_->modelName();
+      routes += ", /model, POST /predict, /v2/health/ready, /v2/models/" + name +
+                "[/versions/1][/ready|/infer], /v1/models/" + name +
+                "[/versions/1][:predict|/metadata]";
     }
     return "not found: try " + routes;
   }

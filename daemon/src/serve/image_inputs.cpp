@@ -1,5 +1,6 @@
 #include "pstrain/serve/image_inputs.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "pstrain/model/layout.hpp"
@@ -20,10 +21,22 @@ void ImageInputs::refuse(const std::string& what) const {
 }
 
 void ImageInputs::add(double value) {
-  if (!(value >= 0 && value <= 255) || (wholeNumbers_ && value != std::floor(value))) {
+  if (!(value >= kPixelMin && value <= kPixelMax) ||
+      (wholeNumbers_ && value != std::floor(value))) {
     refuse(JsonValue::number(value).describe());
   }
-  values_.push_back(float(value / 255.0));
+  imageMax_ = std::max(imageMax_, value);
+  imageFractional_ = imageFractional_ || value != std::floor(value);
+  values_.push_back(float(value / kPixelMax));
+  if (values_.size() % kImageValues != 0) return;
+  // An image just ended. Pixels a client scaled to 0-1 (as many pipelines feed their own model)
+  // read here as a nearly black picture, classified with confidence and wrongly: refused
+  // instead. The rule needs a fraction as well as every value within [0, 1], because an
+  // all-black 0-255 image (or one of 0s and 1s) is within [0, 1] too and is a picture all the
+  // same; a 0/1 image cannot be told from one, so it is taken as 0-255.
+  if (imageMax_ <= 1 && imageFractional_ && !unitScaled_) unitScaled_ = imageCount() - 1;
+  imageMax_ = 0;
+  imageFractional_ = false;
 }
 
 void ImageInputs::addValues(const JsonValue& value) {
@@ -49,12 +62,17 @@ void ImageInputs::addImage(const JsonValue& value) {
 }
 
 void ImageInputs::addImage(const std::vector<float>& pixels) {
-  for (float v : pixels) add(v);
+  for (float v : pixels) values_.push_back(float(v / 255.0));
 }
 
 size_t ImageInputs::imageCount() const { return values_.size() / kImageValues; }
 
 arma::fmat ImageInputs::matrix() const {
+  if (unitScaled_) {
+    throw RequestError(400, "image " + std::to_string(*unitScaled_) +
+                                " looks scaled to 0-1 (every value within [0, 1], some "
+                                "fractional): send pixel values 0-255, e.g. multiplied by 255");
+  }
   return arma::fmat(values_.data(), kImageValues, imageCount());
 }
 

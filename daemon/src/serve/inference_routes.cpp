@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "pstrain/serve/image_inputs.hpp"
 #include "pstrain/serve/open_inference.hpp"
 #include "pstrain/serve/predict_request.hpp"
 #include "pstrain/serve/request_error.hpp"
@@ -26,14 +27,16 @@ enum class Endpoint {
   kModelReady,
   kInfer,
   kTfModelStatus,
+  kTfModelMetadata,
   kTfPredict,
 };
 
 struct InferenceRoutes::Route {
   Endpoint endpoint;
-  const char* pattern;  // its metrics label
+  std::string pattern;  // its metrics label
   bool post;            // POST, else GET (or HEAD)
   std::string model;    // the model named in the path, if any
+  std::string version;  // the version named in the path, if any
 };
 
 namespace {
@@ -49,40 +52,75 @@ bool endsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The model named between `prefix` and `suffix` in `path`, if the path has that form.
-std::optional<std::string> modelIn(const std::string& path, const std::string& prefix,
-                                   const std::string& suffix) {
-  if (!startsWith(path, prefix) || !endsWith(path, suffix)) return std::nullopt;
-  if (path.size() <= prefix.size() + suffix.size()) return std::nullopt;
-  std::string name = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
-  if (name.find('/') != std::string::npos) return std::nullopt;
-  return name;
+// A path under `prefix` naming a model, as v2 and TF Serving both spell it:
+// {name}[/versions/{version}][/rest...].
+struct ModelPath {
+  std::string model;
+  std::string version;
+  std::vector<std::string> rest;
+};
+
+std::optional<ModelPath> modelPath(const std::string& path, const std::string& prefix) {
+  if (!startsWith(path, prefix)) return std::nullopt;
+  std::vector<std::string> parts;
+  for (size_t at = prefix.size();;) {
+    const size_t slash = path.find('/', at);
+    parts.push_back(path.substr(at, slash - at));
+    if (slash == std::string::npos) break;
+    at = slash + 1;
+  }
+  ModelPath out{parts[0], "", {}};
+  size_t next = 1;
+  if (parts.size() >= 3 && parts[1] == "versions") {
+    out.version = parts[2];
+    next = 3;
+  }
+  if (out.model.empty() || (next == 3 && out.version.empty())) return std::nullopt;
+  out.rest.assign(parts.begin() + long(next), parts.end());
+  return out;
 }
 
 std::optional<Route> match(const std::string& path) {
-  if (path == "/predict") return Route{Endpoint::kPredict, "/predict", true, ""};
-  if (path == "/model") return Route{Endpoint::kModel, "/model", false, ""};
-  if (path == "/v2" || path == "/v2/") return Route{Endpoint::kServerMetadata, "/v2", false, ""};
-  if (path == "/v2/health/live") return Route{Endpoint::kServerLive, "/v2/health/live", false, ""};
+  if (path == "/predict") return Route{Endpoint::kPredict, "/predict", true, "", ""};
+  if (path == "/model") return Route{Endpoint::kModel, "/model", false, "", ""};
+  if (path == "/v2" || path == "/v2/") {
+    return Route{Endpoint::kServerMetadata, "/v2", false, "", ""};
+  }
+  if (path == "/v2/health/live") {
+    return Route{Endpoint::kServerLive, "/v2/health/live", false, "", ""};
+  }
   if (path == "/v2/health/ready") {
-    return Route{Endpoint::kServerReady, "/v2/health/ready", false, ""};
+    return Route{Endpoint::kServerReady, "/v2/health/ready", false, "", ""};
   }
-  if (auto name = modelIn(path, "/v2/models/", "/infer")) {
-    return Route{Endpoint::kInfer, "/v2/models/{name}/infer", true, *name};
-  }
-  if (auto name = modelIn(path, "/v2/models/", "/ready")) {
-    return Route{Endpoint::kModelReady, "/v2/models/{name}/ready", false, *name};
-  }
-  if (auto name = modelIn(path, "/v2/models/", "")) {
-    return Route{Endpoint::kModelMetadata, "/v2/models/{name}", false, *name};
-  }
-  if (auto name = modelIn(path, "/v1/models/", ":predict")) {
-    return Route{Endpoint::kTfPredict, "/v1/models/{name}:predict", true, *name};
-  }
-  if (auto name = modelIn(path, "/v1/models/", "")) {
-    if (name->find(':') == std::string::npos) {
-      return Route{Endpoint::kTfModelStatus, "/v1/models/{name}", false, *name};
+  if (auto p = modelPath(path, "/v2/models/")) {
+    const std::string at =
+        p->version.empty() ? "/v2/models/{name}" : "/v2/models/{name}/versions/{version}";
+    if (p->rest.empty()) return Route{Endpoint::kModelMetadata, at, false, p->model, p->version};
+    if (p->rest.size() != 1) return std::nullopt;
+    if (p->rest[0] == "ready") {
+      return Route{Endpoint::kModelReady, at + "/ready", false, p->model, p->version};
     }
+    if (p->rest[0] == "infer") {
+      return Route{Endpoint::kInfer, at + "/infer", true, p->model, p->version};
+    }
+    return std::nullopt;
+  }
+  if (auto p = modelPath(path, "/v1/models/")) {
+    const std::string at =
+        p->version.empty() ? "/v1/models/{name}" : "/v1/models/{name}/versions/{version}";
+    if (p->rest.size() == 1 && p->rest[0] == "metadata") {
+      return Route{Endpoint::kTfModelMetadata, at + "/metadata", false, p->model, p->version};
+    }
+    if (!p->rest.empty()) return std::nullopt;
+    // The method ends the path's last part: /v1/models/m:predict, .../versions/1:predict.
+    std::string& last = p->version.empty() ? p->model : p->version;
+    const std::string predict = ":predict";
+    if (endsWith(last, predict) && last.size() > predict.size()) {
+      last.resize(last.size() - predict.size());
+      return Route{Endpoint::kTfPredict, at + predict, true, p->model, p->version};
+    }
+    if (last.find(':') != std::string::npos) return std::nullopt;  // :classify, :regress
+    return Route{Endpoint::kTfModelStatus, at, false, p->model, p->version};
   }
   return std::nullopt;
 }
@@ -107,6 +145,10 @@ std::string modelInfoJson(const Predictor& model, const std::string& name) {
   Poco::JSON::Array classes;
   for (const auto& label : dataSet.classes) classes.add(label);
   out.set("classes", classes);
+  Poco::JSON::Array range;  // of the pixel values every route takes
+  range.add(kPixelMin);
+  range.add(kPixelMax);
+  out.set("input_range", range);
   return stringify(out);
 }
 
@@ -174,16 +216,31 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
                                  const std::string& query, const std::string& contentType,
                                  const std::function<std::string()>& readBody) const {
   if (route.post ? method != "POST" : method != "GET" && method != "HEAD") {
-    throw RequestError(405, std::string(route.post ? "POST" : "GET") + " " + route.pattern +
-                                (route.endpoint == Endpoint::kPredict
-                                     ? ": JSON {\"images\": [[784 values 0-255], ...]} or a PNG "
-                                       "image"
-                                     : ""));
+    return methodNotAllowed(
+        route.post ? "POST" : "GET, HEAD",
+        std::string(route.post ? "POST" : "GET") + " " + route.pattern +
+            (route.endpoint == Endpoint::kPredict
+                 ? ": JSON {\"images\": [[784 values 0-255], ...]} or a PNG image"
+                 : ""));
   }
   if (!model_) throw RequestError(404, "no model here: worker 0 and pstrain serve predict");
   if (!route.model.empty() && route.model != modelName_) {
     throw RequestError(
         404, "model \"" + route.model + "\" is not served here; \"" + modelName_ + "\" is");
+  }
+  if (!route.version.empty() && route.version != kModelVersion) {
+    throw RequestError(404, "version \"" + route.version + "\" of model \"" + modelName_ +
+                                "\" is not served here; version \"" + kModelVersion + "\" is");
+  }
+  if (route.post) {
+    // Refused from its headers, before the body is read: a form upload on every route, and
+    // anything declared other than JSON on the routes that take only JSON.
+    const BodyType type = declaredBody(contentType);
+    const bool json = type == BodyType::kJson || type == BodyType::kUndeclared;
+    if (route.endpoint != Endpoint::kPredict && !json) {
+      throw RequestError(415, mediaType(contentType) + " is not read here: POST " + route.pattern +
+                                  " takes JSON");
+    }
   }
   std::string reason;
   const auto current = model_->get(&reason);
@@ -217,10 +274,12 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
       auto request = parseInferRequest(readBody());
       auto model = predictor();
       Prediction prediction(model->probabilities(request.inputs), model->dataSet().classes);
-      return jsonReply(200, inferResponseJson(modelName_, request, prediction));
+      return jsonReply(200, inferResponseJson(modelName_, route.version, request, prediction));
     }
     case Endpoint::kTfModelStatus:
       return jsonReply(200, tfModelStatusJson(loaded));
+    case Endpoint::kTfModelMetadata:
+      return jsonReply(200, tfModelMetadataJson(modelName_));
     case Endpoint::kTfPredict: {
       auto request = parseTfPredictRequest(readBody());
       auto model = predictor();

@@ -93,10 +93,11 @@ std::vector<std::string> requestedOutputs(const JsonValue* outputs) {
   return names;
 }
 
+// A $metadata_tensor; `parameters`: a JSON object of more about it, or empty.
 std::string tensorMetadata(const std::string& name, const std::string& datatype,
-                           const std::string& shape) {
+                           const std::string& shape, const std::string& parameters = "") {
   return "{\"name\":" + jsonString(name) + ",\"datatype\":\"" + datatype + "\",\"shape\":" + shape +
-         "}";
+         (parameters.empty() ? "" : ",\"parameters\":" + parameters) + "}";
 }
 
 std::string outputShape(const std::string& name, const std::string& images) {
@@ -123,9 +124,10 @@ InferRequest parseInferRequest(const std::string& body) {
   return parsed;
 }
 
-std::string inferResponseJson(const std::string& modelName, const InferRequest& request,
-                              const Prediction& prediction) {
+std::string inferResponseJson(const std::string& modelName, const std::string& version,
+                              const InferRequest& request, const Prediction& prediction) {
   std::string out = "{\"model_name\":" + jsonString(modelName);
+  if (!version.empty()) out += ",\"model_version\":" + jsonString(version);
   if (request.id) out += ",\"id\":" + jsonString(*request.id);
   out += ",\"outputs\":[";
   const std::string images = std::to_string(prediction.imageCount());
@@ -153,8 +155,12 @@ std::string modelMetadataJson(const std::string& modelName) {
     outputs += (outputs.empty() ? "" : ",") +
                tensorMetadata(tensor.name, tensor.datatype, outputShape(tensor.name, "-1"));
   }
-  return "{\"name\":" + jsonString(modelName) + ",\"platform\":\"pstrain\",\"inputs\":[" +
-         tensorMetadata(kInputName, "FP32", "[-1," + std::to_string(model::kMnistInputs) + "]") +
+  const std::string range = "{\"min\":" + std::to_string(kPixelMin) +
+                            ",\"max\":" + std::to_string(kPixelMax) + "}";
+  return "{\"name\":" + jsonString(modelName) + ",\"versions\":[" + jsonString(kModelVersion) +
+         "],\"platform\":\"pstrain\",\"inputs\":[" +
+         tensorMetadata(kInputName, "FP32", "[-1," + std::to_string(model::kMnistInputs) + "]",
+                        range) +
          "],\"outputs\":[" + outputs + "]}";
 }
 

@@ -1,5 +1,7 @@
 #include "pstrain/serve/predict_request.hpp"
 
+#include <Poco/String.h>
+
 #include <charconv>
 #include <cstdio>
 #include <optional>
@@ -31,7 +33,7 @@ std::optional<arma::fmat> scanImages(const std::string& body) {
     return true;
   };
   if (!take("{") || !take("\"images\"") || !take(":") || !take("[")) return std::nullopt;
-  std::vector<float> values;
+  ImageInputs inputs;
   do {
     if (!take("[")) return std::nullopt;
     for (int p = 0; p < model::kMnistInputs; ++p) {
@@ -41,24 +43,27 @@ std::optional<arma::fmat> scanImages(const std::string& body) {
       auto [next, error] = std::from_chars(at, end, v);
       if (error != std::errc() || !(v >= 0 && v <= 255)) return std::nullopt;
       at = next;
-      values.push_back(float(v / 255.0));
+      inputs.add(v);
     }
     if (!take("]")) return std::nullopt;
   } while (take(","));
   if (!take("]") || !take("}")) return std::nullopt;
   skipSpace();
   if (at != end) return std::nullopt;
-  return arma::fmat(values.data(), model::kMnistInputs, values.size() / model::kMnistInputs);
+  return inputs.matrix();
 }
 
-arma::fmat inputsOfJson(const std::string& body) {
+// `declared`: the client said JSON, so a body that is not is not taken for a bad PNG either.
+arma::fmat inputsOfJson(const std::string& body, bool declared) {
   if (auto inputs = scanImages(body)) return *inputs;
   JsonValue parsed;
   try {
     parsed = parseJson(body);
   } catch (const RequestError& e) {
-    throw RequestError(
-        400, "the body is neither JSON " + kShape + " nor a PNG image (" + e.what() + ")");
+    throw RequestError(400, std::string(declared ? "the body is not JSON " + kShape
+                                                 : "the body is neither JSON " + kShape +
+                                                       " nor a PNG image") +
+                                " (" + e.what() + ")");
   }
   const JsonValue* images = parsed.isObject() ? parsed.find("images") : nullptr;
   if (!images || !images->isArray()) throw RequestError(400, "expected JSON " + kShape);
@@ -73,12 +78,34 @@ arma::fmat inputsOfJson(const std::string& body) {
 
 }  // namespace
 
+std::string mediaType(const std::string& contentType) {
+  return Poco::toLower(Poco::trim(contentType.substr(0, contentType.find(';'))));
+}
+
+BodyType declaredBody(const std::string& contentType) {
+  const std::string type = mediaType(contentType);
+  if (type == "application/json") return BodyType::kJson;
+  if (type == "image/png") return BodyType::kPng;
+  if (type.rfind("image/", 0) == 0) return BodyType::kOther;
+  if (type.rfind("multipart/", 0) == 0) {
+    throw RequestError(415, type +
+                                " is not read here: send the file itself, e.g. curl "
+                                "--data-binary @digit.png -H 'Content-Type: image/png' (or "
+                                "@images.json with application/json)");
+  }
+  return BodyType::kUndeclared;
+}
+
 arma::fmat parsePredictBody(const std::string& body, const std::string& contentType,
                             data::PictureKind pictures) {
-  if (contentType.rfind("image/", 0) == 0 && contentType.rfind("image/png", 0) != 0) {
-    throw RequestError(415, contentType + " is not supported: send a PNG image or JSON " + kShape);
+  const BodyType type = declaredBody(contentType);
+  if (type == BodyType::kOther) {
+    throw RequestError(415, mediaType(contentType) +
+                                " is not supported: send a PNG image or JSON " + kShape);
   }
-  if (!looksLikePng(body)) return inputsOfJson(body);
+  // A declared type is taken at its word: a PNG sent as JSON is bad JSON, not a picture.
+  const bool png = type == BodyType::kPng || (type == BodyType::kUndeclared && looksLikePng(body));
+  if (!png) return inputsOfJson(body, type == BodyType::kJson);
   ImageInputs inputs;
   inputs.addImage(inputFromPng(body, pictures));
   return inputs.matrix();

@@ -1,11 +1,16 @@
 #include "pstrain/serve/tf_serving.hpp"
 
+#include "pstrain/model/layout.hpp"
+#include "pstrain/serve/http_reply.hpp"
 #include "pstrain/serve/image_inputs.hpp"
 #include "pstrain/serve/json_value.hpp"
 #include "pstrain/serve/request_error.hpp"
 
 namespace pstrain::serve {
 namespace {
+
+// The one signature, as TF Serving names a model's default.
+const std::string kSignature = "serving_default";
 
 const std::string kTfShape =
     "{\"instances\": [[784 values 0-255], ...]} or {\"inputs\": {\"images\": [...]}}";
@@ -29,10 +34,31 @@ arma::fmat imagesOf(const JsonValue& list, const std::string& key) {
   return inputs.matrix();
 }
 
+// A TensorInfo: its name, dtype and dimensions (-1: any number of images).
+std::string tensorInfo(const std::string& name, const std::string& dtype,
+                       const std::vector<int>& dims) {
+  std::string dim;
+  for (int size : dims) {
+    dim += std::string(dim.empty() ? "" : ",") + "{\"size\":\"" + std::to_string(size) +
+           "\",\"name\":\"\"}";
+  }
+  return jsonString(name) + ":{\"dtype\":\"" + dtype + "\",\"tensor_shape\":{\"dim\":[" + dim +
+         "],\"unknown_rank\":false},\"name\":" + jsonString(name) + "}";
+}
+
 }  // namespace
 
 TfPredictRequest parseTfPredictRequest(const std::string& body) {
   const JsonValue request = parseJson(body);
+  // TF Serving refuses a signature its model lacks rather than answer from another one.
+  if (const JsonValue* signature = request.isObject() ? request.find("signature_name") : nullptr) {
+    const bool known = signature->type() == JsonValue::Type::kString &&
+                       (signature->asString().empty() || signature->asString() == kSignature);
+    if (!known) {
+      throw RequestError(400, "signature " + signature->describe() +
+                                  " is not served: this model has one, \"" + kSignature + "\"");
+    }
+  }
   const JsonValue* instances = request.isObject() ? request.find("instances") : nullptr;
   const JsonValue* inputs = request.isObject() ? request.find("inputs") : nullptr;
   if (bool(instances) == bool(inputs)) {
@@ -57,9 +83,26 @@ std::string tfPredictResponseJson(const TfPredictRequest& request, const Predict
 }
 
 std::string tfModelStatusJson(bool loaded) {
-  return std::string("{\"model_version_status\":[{\"version\":\"1\",\"state\":\"") +
-         (loaded ? "AVAILABLE" : "START") +
+  return "{\"model_version_status\":[{\"version\":" + jsonString(kModelVersion) +
+         ",\"state\":\"" + (loaded ? "AVAILABLE" : "START") +
          "\",\"status\":{\"error_code\":\"OK\",\"error_message\":\"\"}}]}";
+}
+
+
+std::string tfModelMetadataJson(const std::string& modelName) {
+  std::string outputs;
+  for (const auto& tensor : kOutputTensors) {
+    const bool perClass = std::string(tensor.name) == "probabilities";
+    outputs += (outputs.empty() ? "" : ",") +
+               tensorInfo(tensor.name, tensor.tfDtype,
+                          perClass ? std::vector<int>{-1, model::kMnistClasses}
+                                   : std::vector<int>{-1});
+  }
+  return "{\"model_spec\":{\"name\":" + jsonString(modelName) +
+         ",\"signature_name\":\"\",\"version\":" + jsonString(kModelVersion) +
+         "},\"metadata\":{\"signature_def\":{\"signature_def\":{\"" + kSignature +
+         "\":{\"inputs\":{" + tensorInfo("images", "DT_FLOAT", {-1, model::kMnistInputs}) +
+         "},\"outputs\":{" + outputs + "},\"method_name\":\"tensorflow/serving/predict\"}}}}}";
 }
 
 }  // namespace pstrain::serve

@@ -1,7 +1,10 @@
 #define BOOST_TEST_MODULE conformance
 #include <Poco/JSON/Array.h>
 
+#include <array>
 #include <boost/test/unit_test.hpp>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "pstrain/app/child_process.hpp"
@@ -65,16 +68,18 @@ class Server {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
   }
 
-  // curl -X method [-d body] url, with extra curl arguments.
+  // curl -X method [--data-binary body] url, with extra curl arguments; `contentType` empty
+  // sends curl's own (application/x-www-form-urlencoded), as a client that names none does.
   Reply curl(const std::string& method, const std::string& path, const std::string& body = "",
-             std::vector<std::string> extra = {}) const {
+             std::vector<std::string> extra = {},
+             const std::string& contentType = "application/json") const {
     std::vector<std::string> args{
         "-s", "-S",          "-X", method, "-D", dir_.file("headers"), "-o", dir_.file("body"),
         "-w", "%{http_code}"};
     if (!body.empty()) {
       writeFile(dir_.file("request"), body);
-      args.insert(args.end(), {"-H", "Content-Type: application/json", "--data-binary",
-                               "@" + dir_.file("request")});
+      if (!contentType.empty()) args.insert(args.end(), {"-H", "Content-Type: " + contentType});
+      args.insert(args.end(), {"--data-binary", "@" + dir_.file("request")});
     }
     args.insert(args.end(), extra.begin(), extra.end());
     args.push_back(url(path));
@@ -89,15 +94,19 @@ class Server {
   std::unique_ptr<ChildProcess> process_;
 };
 
-// `count` test images, each 784 values as text: "[v,...]".
-std::vector<std::string> testImages(size_t count) {
+// `count` test images, each 784 values as text: "[v,...]"; `unitScaled`: each value divided
+// by 255, as a client that scaled its pixels to 0-1 sends them.
+std::vector<std::string> testImages(size_t count, bool unitScaled = false) {
   static const auto test =
       pstrain::data::loadTestSet(pstrain::data::findMnistFiles(kFashionMnistDir));
   std::vector<std::string> images;
   for (size_t i = 0; i < count; ++i) {
     std::string image = "[";
     for (size_t p = 0; p < 784; ++p) {
-      image += (p ? "," : "") + std::to_string(test.pixels[i * 784 + p]);
+      char value[32];
+      const unsigned pixel = test.pixels[i * 784 + p];
+      std::snprintf(value, sizeof value, "%.6g", unitScaled ? pixel / 255.0 : double(pixel));
+      image += (p ? "," : "") + std::string(value);
     }
     images.push_back(image + "]");
   }
@@ -178,6 +187,11 @@ BOOST_AUTO_TEST_CASE(v2_server_and_model_metadata_have_the_spec_fields) {
   BOOST_TEST(input->getValue<std::string>("name") == "images");
   BOOST_TEST(input->getValue<std::string>("datatype") == "FP32");
   BOOST_TEST(classesIn(input->getArray("shape")) == (std::vector<int>{-1, 784}));
+  // The range of the pixel values it takes, which FP32 alone does not say.
+  BOOST_TEST(input->getObject("parameters")->getValue<int>("min") == 0);
+  BOOST_TEST(input->getObject("parameters")->getValue<int>("max") == 255);
+  BOOST_TEST(model->getArray("versions")->size() == 1u);
+  BOOST_TEST(model->getArray("versions")->getElement<std::string>(0) == "1");
   std::vector<std::string> outputs;
   auto list = model->getArray("outputs");
   for (size_t i = 0; i < list->size(); ++i) {
@@ -354,4 +368,175 @@ BOOST_AUTO_TEST_CASE(connections_are_kept_alive_and_cors_is_off_unless_configure
                  std::string::npos,
              preflight.headers);
   expectJsonError(cors.curl("GET", "/v2/models/pstrain"), 404, "model \"pstrain\" is not served");
+}
+
+BOOST_AUTO_TEST_CASE(pixels_scaled_to_0_1_are_refused_on_every_protocol_with_a_hint) {
+  Server server(true);
+  const std::string scaled = testImages(1, true)[0];
+  const std::string hint = "image 0 looks scaled to 0-1 (every value within [0, 1], some "
+                           "fractional): send pixel values 0-255, e.g. multiplied by 255";
+  expectJsonError(server.curl("POST", "/predict", "{\"images\":[" + scaled + "]}"), 400, hint);
+  expectJsonError(server.curl("POST", "/predict", "{\"images\":[" + asRows(scaled) + "]}"), 400,
+                  hint);  // nested rows take the parser's way, not the flat fast one
+  expectJsonError(server.curl("POST", "/v2/models/pstrain/infer",
+                              inferBody("FP32", "[1,784]", scaled)),
+                  400, hint);
+  expectJsonError(server.curl("POST", "/v1/models/pstrain:predict",
+                              "{\"instances\":[" + scaled + "]}"),
+                  400, hint);
+
+  // An all-black image is within [0, 1] too, and is a picture all the same; so is 0/1 ink.
+  std::string black = "[0", binary = "[1";
+  for (int i = 1; i < 784; ++i) black += ",0", binary += i % 2 ? ",0" : ",1";
+  black += "]", binary += "]";
+  for (const auto& image : {black, binary}) {
+    BOOST_TEST(server.curl("POST", "/predict", "{\"images\":[" + image + "]}").status == 200);
+    BOOST_TEST(server.curl("POST", "/v2/models/pstrain/infer", inferBody("FP32", "[1,784]", image))
+                   .status == 200);
+    BOOST_TEST(
+        server.curl("POST", "/v1/models/pstrain:predict", "{\"instances\":[" + image + "]}")
+            .status == 200);
+  }
+  // A dim 0-255 image with a fraction in it is taken: one value above 1 says the scale.
+  BOOST_TEST(server.curl("POST", "/predict", "{\"images\":[[1.5" + scaled.substr(scaled.find(','))
+                                                  + "]}").status == 200);
+  // The range is stated where clients look for what the model takes.
+  auto info = parseObject(server.curl("GET", "/model").body);
+  BOOST_TEST(classesIn(info->getArray("input_range")) == (std::vector<int>{0, 255}));
+}
+
+BOOST_AUTO_TEST_CASE(an_unknown_post_is_404_and_a_405_names_the_allowed_methods) {
+  Server server(true);
+  expectJsonError(server.curl("POST", "/nowhere", "{}"), 404, "not found: try /, /healthz");
+  expectJsonError(server.curl("POST", "/v2/models/pstrain/explain", "{}"), 404, "not found");
+  for (const auto& [method, path, allow] : std::vector<std::array<std::string, 3>>{
+           {"POST", "/healthz", "GET, HEAD"},
+           {"POST", "/v2/models/pstrain", "GET, HEAD"},
+           {"GET", "/predict", "POST"},
+           {"GET", "/v2/models/pstrain/infer", "POST"},
+           {"PUT", "/v1/models/pstrain:predict", "POST"}}) {
+    auto reply = server.curl(method, path, method == "GET" ? "" : "{}");
+    BOOST_TEST_CONTEXT(method << " " << path) {
+      BOOST_TEST(reply.status == 405, reply.body);
+      BOOST_TEST(contains(reply.headers, "\r\nAllow: " + allow + "\r\n"), reply.headers);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_post_without_a_body_is_refused_at_once) {
+  Server server(true);
+  for (const char* path : {"/predict", "/v2/models/pstrain/infer", "/v1/models/pstrain:predict"}) {
+    // curl -X POST with no data sends neither Content-Length nor a chunked body: no body at all.
+    const auto start = std::chrono::steady_clock::now();
+    auto reply = server.curl("POST", path);
+    const auto took = std::chrono::steady_clock::now() - start;
+    BOOST_TEST_CONTEXT(path) {
+      expectJsonError(reply, 400, "the request has no body");
+      const bool prompt = took < std::chrono::seconds(2);
+      BOOST_TEST(prompt, "answered after " << std::chrono::duration<double>(took).count() << " s");
+    }
+    expectJsonError(server.curl("POST", path, "", {"-H", "Content-Length: 0"}), 400,
+                    "the request has no body");
+  }
+}
+
+BOOST_AUTO_TEST_CASE(multipart_uploads_get_415_with_a_data_binary_hint) {
+  Server server(true);
+  TempDir dir;
+  writeFile(dir.file("digit.png"), "\x89PNG\r\n\x1a\n not really a PNG");
+  for (const char* path : {"/predict", "/v2/models/pstrain/infer", "/v1/models/pstrain:predict"}) {
+    auto reply = server.curl("POST", path, "", {"-F", "image=@" + dir.file("digit.png")});
+    BOOST_TEST_CONTEXT(path) {
+      expectJsonError(reply, 415, "multipart/form-data is not read here: send the file itself");
+      BOOST_TEST(contains(reply.body, "--data-binary @"), reply.body);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_declared_content_type_is_honoured_and_an_undeclared_one_sniffed) {
+  Server server(true);
+  const std::string json = "{\"images\":[" + testImages(1)[0] + "]}";
+  const std::string png = std::string("\x89PNG\r\n\x1a\n", 8) + "not really a PNG";
+  expectJsonError(server.curl("POST", "/predict", png, {}, "application/json"), 400,
+                  "the body is not JSON");
+  expectJsonError(server.curl("POST", "/predict", json, {}, "image/png"), 400,
+                  "not a valid PNG image");
+  expectJsonError(server.curl("POST", "/v2/models/pstrain/infer", json, {}, "image/png"), 415,
+                  "image/png is not read here: POST /v2/models/{name}/infer takes JSON");
+  // Parameters and case do not change the type.
+  BOOST_TEST(server.curl("POST", "/predict", json, {}, "Application/JSON; charset=utf-8").status ==
+             200);
+  // No type named (curl's form default): the body says what it is.
+  BOOST_TEST(server.curl("POST", "/predict", json, {}, "").status == 200);
+  expectJsonError(server.curl("POST", "/predict", png, {}, ""), 400, "not a valid PNG image");
+}
+
+BOOST_AUTO_TEST_CASE(v2_versions_paths_answer_for_version_1) {
+  Server server(true);
+  const std::string image = testImages(1)[0];
+  auto meta = server.curl("GET", "/v2/models/pstrain/versions/1");
+  BOOST_TEST(meta.status == 200, meta.body);
+  BOOST_TEST(parseObject(meta.body)->getValue<std::string>("name") == "pstrain");
+  BOOST_TEST(server.curl("GET", "/v2/models/pstrain/versions/1/ready").status == 200);
+  auto infer = server.curl("POST", "/v2/models/pstrain/versions/1/infer",
+                           inferBody("UINT8", "[1,784]", image));
+  BOOST_REQUIRE_MESSAGE(infer.status == 200, infer.body);
+  BOOST_TEST(parseObject(infer.body)->getValue<std::string>("model_version") == "1");
+  expectJsonError(server.curl("GET", "/v2/models/pstrain/versions/2"), 404,
+                  "version \"2\" of model \"pstrain\" is not served here; version \"1\" is");
+  expectJsonError(server.curl("POST", "/v2/models/pstrain/versions/2/infer",
+                              inferBody("UINT8", "[1,784]", image)),
+                  404, "version \"2\"");
+}
+
+BOOST_AUTO_TEST_CASE(tf_serving_metadata_and_versions_paths_answer_for_version_1) {
+  Server server(true);
+  const std::string image = testImages(1)[0];
+  // As GET /v1/models/half_plus_three/metadata answers: the model spec and its signature.
+  for (const char* path : {"/v1/models/pstrain/metadata", "/v1/models/pstrain/versions/1/metadata"}) {
+    auto reply = server.curl("GET", path);
+    BOOST_TEST_REQUIRE(reply.status == 200, path << ": " << reply.body);
+    auto meta = parseObject(reply.body);
+    BOOST_TEST(meta->getObject("model_spec")->getValue<std::string>("name") == "pstrain");
+    BOOST_TEST(meta->getObject("model_spec")->getValue<std::string>("version") == "1");
+    auto signature = meta->getObject("metadata")
+                         ->getObject("signature_def")
+                         ->getObject("signature_def")
+                         ->getObject("serving_default");
+    BOOST_REQUIRE(signature);
+    BOOST_TEST(signature->getValue<std::string>("method_name") == "tensorflow/serving/predict");
+    auto input = signature->getObject("inputs")->getObject("images");
+    BOOST_REQUIRE(input);
+    BOOST_TEST(input->getValue<std::string>("dtype") == "DT_FLOAT");
+    auto dims = input->getObject("tensor_shape")->getArray("dim");
+    BOOST_REQUIRE(dims->size() == 2u);
+    BOOST_TEST(dims->getObject(1)->getValue<std::string>("size") == "784");
+    for (const char* output : {"predictions", "labels", "probabilities"}) {
+      BOOST_TEST(signature->getObject("outputs")->has(output), output);
+    }
+  }
+  auto status = server.curl("GET", "/v1/models/pstrain/versions/1");
+  BOOST_TEST(status.status == 200, status.body);
+  BOOST_TEST(contains(status.body, "\"state\":\"AVAILABLE\""), status.body);
+  auto predicted = server.curl("POST", "/v1/models/pstrain/versions/1:predict",
+                               "{\"instances\":[" + image + "]}");
+  BOOST_TEST(predicted.status == 200, predicted.body);
+  expectJsonError(server.curl("GET", "/v1/models/pstrain/versions/2"), 404,
+                  "version \"2\" of model \"pstrain\" is not served here");
+  expectJsonError(server.curl("POST", "/v1/models/pstrain/versions/2:predict",
+                              "{\"instances\":[" + image + "]}"),
+                  404, "version \"2\"");
+}
+
+BOOST_AUTO_TEST_CASE(tf_serving_refuses_an_unknown_signature_name) {
+  Server server(true);
+  const std::string image = testImages(1)[0];
+  // TF Serving refuses a signature its model does not have; so does this server.
+  expectJsonError(server.curl("POST", "/v1/models/pstrain:predict",
+                              "{\"signature_name\":\"classify\",\"instances\":[" + image + "]}"),
+                  400,
+                  "signature \"classify\" is not served: this model has one, \"serving_default\"");
+  BOOST_TEST(server.curl("POST", "/v1/models/pstrain:predict",
+                         "{\"signature_name\":\"\",\"instances\":[" + image + "]}")
+                 .status == 200);  // empty: the default, as TF Serving takes it
 }

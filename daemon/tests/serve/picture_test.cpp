@@ -3,6 +3,7 @@
 #include "pstrain/serve/picture.hpp"
 
 #include <boost/test/unit_test.hpp>
+#include <functional>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/model/model_file.hpp"
@@ -127,6 +128,31 @@ BOOST_AUTO_TEST_CASE(json_images_become_input_columns_whatever_the_spacing) {
       "{\"images\":[[127.5" + image.substr(image.find(',') - 1) + "]]}", "application/json",
       PictureKind::kImage);
   BOOST_TEST(fractional(0, 0) == 0.5f);
+}
+
+BOOST_AUTO_TEST_CASE(an_image_scaled_to_0_1_is_refused_and_a_black_or_0_1_one_is_not) {
+  auto body = [](const std::function<std::string(int)>& value) {
+    std::string image;
+    for (int i = 0; i < 784; ++i) image += (i ? "," : "") + value(i);
+    return "{\"images\":[[" + image + "]]}";
+  };
+  auto parse = [](const std::string& json) {
+    return pstrain::serve::parsePredictBody(json, "application/json", PictureKind::kImage);
+  };
+  for (const auto& scaled : {body([](int i) { return i == 5 ? "0.5" : "0"; }),
+                             body([](int i) { return i % 2 ? "1" : "0.25"; })}) {
+    try {
+      parse(scaled);
+      BOOST_ERROR("accepted an image scaled to 0-1");
+    } catch (const pstrain::serve::RequestError& e) {
+      BOOST_TEST(e.status() == 400);
+      BOOST_TEST(std::string(e.what()).rfind("image 0 looks scaled to 0-1", 0) == 0, e.what());
+    }
+  }
+  BOOST_TEST(parse(body([](int) { return "0"; })).max() == 0.f);  // all black
+  BOOST_TEST(parse(body([](int i) { return i % 2 ? "1" : "0"; })).max() == 1.f / 255.f);
+  // One value above 1 says the scale is 0-255, fractions and all.
+  BOOST_TEST(parse(body([](int i) { return i == 0 ? "1.5" : "0.5"; }))(0, 0) == 1.5f / 255.f);
 }
 
 BOOST_AUTO_TEST_CASE(model_files_read_back_and_bad_ones_are_refused) {

@@ -16,8 +16,10 @@ namespace pstrain::serve {
 //   GET  /model                              layers, source, data set and class names
 //   GET  /v2, /v2/health/live, /v2/health/ready, /v2/models/{name}, /v2/models/{name}/ready,
 //   POST /v2/models/{name}/infer             the Open Inference Protocol (KServe v2)
-//   GET  /v1/models/{name}, POST /v1/models/{name}:predict   TensorFlow Serving's REST API
-// Every refusal is JSON {"error": "..."}; every request is counted and timed.
+//   GET  /v1/models/{name}, /v1/models/{name}/metadata, POST /v1/models/{name}:predict
+//                                            TensorFlow Serving's REST API
+// The v2 and TF Serving paths may name the model's one version, /versions/1, before their end.
+// Every refusal is JSON {"error": "..."} (a 405 with Allow); every request is counted and timed.
 class InferenceRoutes {
  public:
   InferenceRoutes(const ModelSlot* model, std::string modelName)

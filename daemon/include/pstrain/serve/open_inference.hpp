@@ -23,11 +23,13 @@ struct InferRequest {
 // Reads a $inference_request; throws RequestError 400 saying what is wrong.
 InferRequest parseInferRequest(const std::string& body);
 
-// The $inference_response to `request`.
-std::string inferResponseJson(const std::string& modelName, const InferRequest& request,
-                              const Prediction& prediction);
+// The $inference_response to `request`; `version`: the one its path named, echoed as
+// model_version (empty: none named, none echoed).
+std::string inferResponseJson(const std::string& modelName, const std::string& version,
+                              const InferRequest& request, const Prediction& prediction);
 
-// $metadata_server_response and $metadata_model_response.
+// $metadata_server_response and $metadata_model_response (its input's "parameters" give the
+// range of the pixel values, min 0 and max 255, which FP32 alone does not say).
 std::string serverMetadataJson();
 std::string modelMetadataJson(const std::string& modelName);
 

@@ -11,10 +11,22 @@ namespace pstrain::serve {
 // refused with 413 before it is read.
 constexpr size_t kMaxBodyBytes = 8 << 20;
 
+// What a request's Content-Type says its body is. kUndeclared: no type, or one that says
+// nothing of the content (curl -d's form encoding, text/plain, octet-stream), so the body is
+// looked at; kOther: another image type.
+enum class BodyType { kJson, kPng, kOther, kUndeclared };
+
+// The Content-Type's media type, lower case, without parameters ("; charset=utf-8").
+std::string mediaType(const std::string& contentType);
+
+// The body type `contentType` declares. Throws RequestError 415 for a multipart upload (curl -F),
+// which wraps the file in a form where every route reads the file itself.
+BodyType declaredBody(const std::string& contentType);
+
 // The images of a /predict body as model inputs (784 rows in [0, 1], one column per image):
 // JSON {"images": [[784 values 0-255], ...]}, or a PNG image made into an input as the model's
-// data set's pictures were (`pictures`). Throws RequestError with the status and one line
-// saying what is wrong.
+// data set's pictures were (`pictures`), as `contentType` declares it or, undeclared, as the
+// body looks. Throws RequestError with the status and one line saying what is wrong.
 arma::fmat parsePredictBody(const std::string& body, const std::string& contentType,
                             data::PictureKind pictures);
 

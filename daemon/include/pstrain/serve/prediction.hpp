@@ -10,11 +10,16 @@ namespace pstrain::serve {
 struct OutputTensor {
   const char* name;
   const char* datatype;  // as the Open Inference Protocol spells it
+  const char* tfDtype;   // as TensorFlow Serving's metadata does
 };
 
 // predictions: the class of each image; labels: its name; probabilities: 10 for each image.
-inline const std::vector<OutputTensor> kOutputTensors{
-    {"predictions", "INT64"}, {"labels", "BYTES"}, {"probabilities", "FP32"}};
+inline const std::vector<OutputTensor> kOutputTensors{{"predictions", "INT64", "DT_INT64"},
+                                                      {"labels", "BYTES", "DT_STRING"},
+                                                      {"probabilities", "FP32", "DT_FLOAT"}};
+
+// The one version of the one model, in the v2 and TF Serving paths that name a version.
+inline const std::string kModelVersion = "1";
 
 // The model's answer for a batch of images, written as JSON for each protocol.
 class Prediction {

@@ -17,7 +17,8 @@ struct TfPredictRequest {
 };
 
 // Reads {"instances": [image, ...]} (each image may also be {"images": image}) or
-// {"inputs": [image, ...]} / {"inputs": {"images": [image, ...]}}; throws RequestError 400.
+// {"inputs": [image, ...]} / {"inputs": {"images": [image, ...]}}; throws RequestError 400,
+// also for a "signature_name" other than "serving_default" (or "", which means it).
 TfPredictRequest parseTfPredictRequest(const std::string& body);
 
 // {"predictions": [{"predictions": 3, "labels": "Dress", "probabilities": [...]}, ...]} for
@@ -26,5 +27,8 @@ std::string tfPredictResponseJson(const TfPredictRequest& request, const Predict
 
 // GetModelStatusResponse as JSON: version 1, AVAILABLE once the model is loaded, else START.
 std::string tfModelStatusJson(bool loaded);
+
+// GetModelMetadataResponse as JSON: the model spec and its one signature, serving_default.
+std::string tfModelMetadataJson(const std::string& modelName);
 
 }  // namespace pstrain::serve
