@@ -179,12 +179,17 @@ func screenshot(ctx context.Context, t *testing.T, dir, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
-// drawStroke presses the mouse at the first point, moves through the others and releases it:
-// the browser turns these into the pointer events the page listens to.
+// drawStroke scrolls the drawing pad into view, presses the mouse at the first point, moves
+// through the others and releases it: the browser turns these into the pointer events the page
+// listens to.
 func drawStroke(ctx context.Context, t *testing.T, points [][2]float64) {
 	var box []float64
-	if err := chromedp.Run(ctx, chromedp.Evaluate(
-		`(() => { const r = document.getElementById("draw").getBoundingClientRect(); return [r.left, r.top]; })()`,
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const pad = document.getElementById("draw");
+		pad.scrollIntoView({ block: "center" });
+		const r = pad.getBoundingClientRect();
+		return [r.left, r.top];
+	})()`,
 		&box)); err != nil {
 		t.Fatal(err)
 	}
