@@ -359,6 +359,7 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 		return document.getElementById("predictError").textContent.includes("PNG") &&
 			prediction.dataset.class === undefined && prediction.textContent === "–" &&
 			document.getElementById("inputSeen").hidden &&
-			[...document.querySelectorAll("#probabilities .p")].every((bar) => bar.style.width === "0.0%");
+			[...document.querySelectorAll("#probabilities div")].every((row) =>
+				parseFloat(row.querySelector(".p").style.width) === 0 && row.lastChild.textContent === "–");
 	})()`, 20*time.Second)
 }
