@@ -46,8 +46,9 @@ type frame struct {
 		Path  [][2]float64
 	}
 	Labels []struct {
-		Text string
-		X, Y float64
+		Text                     string
+		X, Y                     float64
+		Left, Right, Top, Bottom float64 // the text's box, in CSS pixels
 	}
 }
 
@@ -67,7 +68,12 @@ func recordChart(ctx context.Context, t *testing.T) {
 		wrap("moveTo", (x, y) => { path = [[x, y]]; });
 		wrap("lineTo", (x, y) => { path.push([x, y]); });
 		wrap("stroke", () => drawn.Lines.push({ Color: g.strokeStyle, Alpha: g.globalAlpha, Path: path }));
-		wrap("fillText", (text, x, y) => drawn.Labels.push({ Text: text, X: x, Y: y }));
+		wrap("fillText", (text, x, y) => {
+			const m = g.measureText(text);
+			drawn.Labels.push({ Text: text, X: x, Y: y, Left: x - m.actualBoundingBoxLeft,
+				Right: x + m.actualBoundingBoxRight, Top: y - m.actualBoundingBoxAscent,
+				Bottom: y + m.actualBoundingBoxDescent });
+		});
 	})()`, nil)); err != nil {
 		t.Fatal(err)
 	}
@@ -213,16 +219,23 @@ func downloadsHoldTheWholeCurve(ctx context.Context, t *testing.T, url string) {
 		len(want.Loss), want.Loss[0][0], want.Loss[len(want.Loss)-1][0], len(want.Accuracy))
 }
 
-// xAxisLabels are the chart's labels along its foot, left to right.
+// xAxisLabels are the chart's tick labels along its foot, left to right: the lowest row but
+// the axis's name.
 func xAxisLabels(ctx context.Context, t *testing.T) []string {
 	f := drawnFrame(ctx, t)
+	var name string
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("chart").dataset.xAxisName`, &name)); err != nil {
+		t.Fatal(err)
+	}
 	lowest := 0.0
 	for _, label := range f.Labels {
-		lowest = max(lowest, label.Y)
+		if label.Text != name {
+			lowest = max(lowest, label.Y)
+		}
 	}
 	var texts []string
 	for _, label := range f.Labels {
-		if label.Y == lowest {
+		if label.Y == lowest && label.Text != name {
 			texts = append(texts, label.Text)
 		}
 	}

@@ -28,24 +28,32 @@ import (
 
 const fashionMnist = "/usr/share/datasets/fashion-mnist"
 
-// localRun is a `pstrain local` run: worker 0's page, the launcher's PID, and its exit (what
-// cmd.Wait returned) once it has exited.
+// localRun is a `pstrain local` run: worker 0's page, the launcher's PID, its log dir, and its
+// exit (what cmd.Wait returned) once it has exited.
 type localRun struct {
 	url    string
 	pid    int
+	logDir string
 	exited <-chan error
 }
 
 // startLocal starts `pstrain local --keep-serving` with `workers` workers; the run is stopped
 // (SIGTERM to its PID, which stops its children) when the test ends.
 func startLocal(t *testing.T, workers, trainSteps int) localRun {
+	return startRun(t, workers, trainSteps, "--keep-serving")
+}
+
+// startRun starts `pstrain local` with `workers` workers and the flags in `extra`, stopped as
+// startLocal's is when the test ends.
+func startRun(t *testing.T, workers, trainSteps int, extra ...string) localRun {
 	binary := os.Getenv("TEST_PSTRAIN_BINARY")
 	if binary == "" {
 		t.Fatal("TEST_PSTRAIN_BINARY must name the pstrain binary")
 	}
-	cmd := exec.Command(binary, "local", "--ps", "2", "--workers", strconv.Itoa(workers),
+	logDir := t.TempDir()
+	cmd := exec.Command(binary, append([]string{"local", "--ps", "2", "--workers", strconv.Itoa(workers),
 		"--data-dir", fashionMnist, "--train-steps", strconv.Itoa(trainSteps),
-		"--eval-every-steps", "500", "--log-dir", t.TempDir(), "--keep-serving")
+		"--eval-every-steps", "500", "--log-dir", logDir}, extra...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +83,7 @@ func startLocal(t *testing.T, workers, trainSteps int) localRun {
 	}()
 	select {
 	case url := <-urls:
-		return localRun{url, cmd.Process.Pid, exited}
+		return localRun{url, cmd.Process.Pid, logDir, exited}
 	case err := <-exited:
 		t.Fatalf("pstrain local exited (%v) before printing worker 0's page URL", err)
 	case <-time.After(30 * time.Second):
@@ -171,12 +179,17 @@ func screenshot(ctx context.Context, t *testing.T, dir, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
-// drawStroke presses the mouse at the first point, moves through the others and releases it:
-// the browser turns these into the pointer events the page listens to.
+// drawStroke scrolls the drawing pad into view, presses the mouse at the first point, moves
+// through the others and releases it: the browser turns these into the pointer events the page
+// listens to.
 func drawStroke(ctx context.Context, t *testing.T, points [][2]float64) {
 	var box []float64
-	if err := chromedp.Run(ctx, chromedp.Evaluate(
-		`(() => { const r = document.getElementById("draw").getBoundingClientRect(); return [r.left, r.top]; })()`,
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const pad = document.getElementById("draw");
+		pad.scrollIntoView({ block: "center" });
+		const r = pad.getBoundingClientRect();
+		return [r.left, r.top];
+	})()`,
 		&box)); err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +345,21 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 
 	uploadsAgreeWithJSON(ctx, t, url)
 	screenshot(ctx, t, artifacts, "upload.png")
+
+	// A file the model server refuses clears the prediction shown before and says why.
+	notPng := filepath.Join(t.TempDir(), "notes.png")
+	if err := os.WriteFile(notPng, []byte("not a picture"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Run(ctx, chromedp.SetUploadFiles("#file", []string{notPng}, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(ctx, t, "the refused file's error, and no prediction left on the page", `(() => {
+		const prediction = document.getElementById("prediction");
+		return document.getElementById("predictError").textContent.includes("PNG") &&
+			prediction.dataset.class === undefined && prediction.textContent === "–" &&
+			document.getElementById("inputSeen").hidden &&
+			[...document.querySelectorAll("#probabilities div")].every((row) =>
+				parseFloat(row.querySelector(".p").style.width) === 0 && row.lastChild.textContent === "–");
+	})()`, 20*time.Second)
 }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <csignal>
 #include <limits>
 
@@ -23,6 +24,7 @@
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/data/data_set.hpp"
 #include "pstrain/data/mnist.hpp"
+#include "pstrain/model/layout.hpp"
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/listener.hpp"
@@ -37,6 +39,21 @@ namespace {
 std::string envOr(const std::map<std::string, std::string>& env, const char* name) {
   auto it = env.find(name);
   return it == env.end() ? std::string() : it->second;
+}
+
+// What the run trains, as the page's summary shows it.
+observe::Metrics::Run runOf(const config::Config& settings) {
+  observe::Metrics::Run run;
+  run.dataDir = settings.dataDir;
+  run.layers = {model::kMnistInputs};
+  run.layers.insert(run.layers.end(), settings.hiddenUnits.begin(), settings.hiddenUnits.end());
+  run.layers.push_back(model::kMnistClasses);
+  run.optimizer = settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd";
+  run.learningRate = settings.learningRate;
+  run.batchSize = settings.batchSize;
+  run.sync = settings.sync;
+  run.startedAt = unixTime();
+  return run;
 }
 
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
@@ -86,6 +103,7 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   if (chief) {
     test = data::loadTestSet(files);
     dataSet = data::describeDataSet(settings.dataDir, *test, model::kMnistClasses);
+    metrics.setDataSet(dataSet->name);
   }
   logger->info("Worker {}: loaded {} training examples{} from {}", placement.index, train.count,
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
@@ -102,6 +120,9 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
     model::Model trained{trainer.layout(), trainer.parameters(), *dataSet};
     writeFileAtomically(modelPath, model::serializeModel(trained));
     model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
+    // Before result.json, which `pstrain local` stops the processes on.
+    metrics.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
+                       result.testAccuracy.value_or(0), result.elapsedSeconds});
     Summary summary;
     summary.globalStep = result.globalStep;
     summary.testAccuracy = result.testAccuracy.value_or(0);
@@ -183,6 +204,12 @@ int runDaemon(const std::vector<std::string>& args) {
   log::flush();  // who and where, at once
   observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),
                            events);
+  metrics.setRun(runOf(settings));
+  // Run last on SIGTERM: a page that watches this process reads its last events (how the run
+  // ended) before it exits; it polls every second.
+  addTerminationHook([&events] {
+    events.awaitReader(std::chrono::seconds(3), std::chrono::seconds(4));
+  });
   const bool chief = placement.role == Role::kWorker && placement.index == 0;
   std::optional<serve::ModelSlot> model;
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");

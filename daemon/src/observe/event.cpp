@@ -303,6 +303,15 @@ Event done(const std::string& role, std::uint64_t globalStep, double elapsedSeco
   return e;
 }
 
+Event model(const std::string& modelPath, std::uint64_t globalStep, double testAccuracy,
+            double trainingElapsedSeconds) {
+  return std::move(Event("model")
+                       .text("model_path", modelPath)
+                       .integer("global_step", globalStep)
+                       .number("test_accuracy", testAccuracy)
+                       .number("training_elapsed_s", trainingElapsedSeconds));
+}
+
 Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy) {
   return doneEvent(globalStep, elapsedSeconds, accuracy);
 }

@@ -4,6 +4,7 @@
 #include <Poco/JSONString.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
@@ -46,8 +47,9 @@ void Events::emit(const Event& event) {
   }
 }
 
-std::string Events::since(std::uint64_t after) const {
+std::string Events::since(std::uint64_t after, std::uint64_t* next) const {
   std::lock_guard<std::mutex> lock(mutex_);
+  if (next) *next = last_;
   if (after > last_) after = 0;  // asked of an earlier process that had more: all we have
   const std::uint64_t first = last_ - recent_.size() + 1;  // sequence number of recent_[0]
   std::string body = fmt::format("{{\"next\":{},\"events\":[", last_);
@@ -62,6 +64,22 @@ std::string Events::history() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return fmt::format("{{\"next\":{},\"loss\":{},\"accuracy\":{}}}", last_, loss_.json(),
                      accuracy_.json());
+}
+
+void Events::delivered(std::uint64_t next) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    delivered_ = std::max(delivered_, next);
+    deliveredAt_ = std::chrono::steady_clock::now();
+  }
+  deliveredChanged_.notify_all();
+}
+
+void Events::awaitReader(std::chrono::milliseconds recent, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (delivered_ == 0 || std::chrono::steady_clock::now() - deliveredAt_ > recent) return;
+  const std::uint64_t newest = last_;
+  deliveredChanged_.wait_for(lock, timeout, [&] { return delivered_ >= newest; });
 }
 
 std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path) {

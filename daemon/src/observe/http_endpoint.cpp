@@ -159,6 +159,8 @@ class Handler : public Poco::Net::HTTPRequestHandler {
                              (request.hasContentLength() && request.getContentLength64() > 0);
     if (bodyPending && !bodyRead_) response.setKeepAlive(false);
     response.sendBuffer(answer.body.data(), answer.body.size());
+    // Counted once sent: a process that exits waits for this (Events::awaitReader).
+    if (eventsSent_) metrics_->events().delivered(*eventsSent_);
   }
 
  private:
@@ -203,7 +205,10 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     if (path == "/events" && metrics_) {
       auto after = eventsAfter(request.getURI());
       if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
-      return json(HTTPResponse::HTTP_OK, metrics_->events().since(*after));
+      std::uint64_t next = 0;
+      auto body = metrics_->events().since(*after, &next);
+      eventsSent_ = next;
+      return json(HTTPResponse::HTTP_OK, body);
     }
     if (path == "/history" && metrics_) {
       if (request.getURI().find('?') != std::string::npos) {
@@ -270,6 +275,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
   serve::InferenceRoutes* routes_;
   const std::string* corsOrigin_;
   bool bodyRead_ = false;
+  std::optional<std::uint64_t> eventsSent_;  // the /events answered: its `next`
 };
 
 class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {

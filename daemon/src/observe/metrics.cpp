@@ -193,6 +193,27 @@ void Metrics::setPsHttp(PsHttp ps) {
   psHttp_.push_back(std::move(ps));
 }
 
+void Metrics::setRun(Run run) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  run_ = std::move(run);
+}
+
+void Metrics::setDataSet(std::string name) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  run_.dataSet = std::move(name);
+}
+
+void Metrics::setResult(Result result) {
+  const Event recorded = event::model(result.modelPath, result.globalStep, result.testAccuracy,
+                                      result.trainingElapsedSeconds);
+  result.endedAt = recorded.time;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    result_ = std::move(result);
+  }
+  events_.emit(recorded);
+}
+
 std::vector<Metrics::PsHttp> Metrics::psHttp() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return psHttp_;
@@ -235,11 +256,33 @@ std::string Metrics::statusJson() const {
   double accuracy = testAccuracy_;
   if (!std::isnan(accuracy)) json.set("test_accuracy", accuracy);
   Poco::JSON::Array peers;
+  Poco::JSON::Object run(Poco::JSON_PRESERVE_KEY_ORDER);
+  std::optional<Poco::JSON::Object> result;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const auto& peer : peers_) peers.add(peer);
+    run.set("data_dir", run_.dataDir);
+    if (!run_.dataSet.empty()) run.set("data_set", run_.dataSet);
+    Poco::JSON::Array layers;
+    for (int width : run_.layers) layers.add(width);
+    run.set("layers", layers);
+    run.set("optimizer", run_.optimizer);
+    run.set("learning_rate", run_.learningRate);
+    run.set("batch_size", run_.batchSize);
+    run.set("sync", run_.sync);
+    run.set("started_at", run_.startedAt);
+    if (result_) {
+      result.emplace(Poco::JSON_PRESERVE_KEY_ORDER);
+      result->set("model_path", result_->modelPath);
+      result->set("global_step", result_->globalStep);
+      result->set("test_accuracy", result_->testAccuracy);
+      result->set("training_elapsed_s", result_->trainingElapsedSeconds);
+      result->set("ended_at", result_->endedAt);
+    }
   }
   json.set("peers", peers);
+  json.set("run", run);
+  if (result) json.set("result", *result);
   json.set("blas_core", blasCore_);
   json.set("blas_threads", blasThreads());
   if (role_ == Role::kPs) {

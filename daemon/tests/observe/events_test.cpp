@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <fstream>
+#include <thread>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
@@ -110,6 +111,44 @@ BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {
              (std::vector<std::string>{"step", "accuracy", "done"}));
   // A number from before a restart, beyond the newest: everything kept.
   BOOST_TEST(parseObject(events.since(100))->getArray("events")->size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(an_exiting_process_waits_for_a_reader_that_watches_to_be_sent_every_event) {
+  using std::chrono::milliseconds;
+  Events events("worker", 0);
+  events.emit(event::state(State::kTraining));
+  // Nobody has read: no wait.
+  auto start = std::chrono::steady_clock::now();
+  events.awaitReader(milliseconds(3000), milliseconds(5000));
+  BOOST_TEST(pstrain::secondsSince(start) < 1.0);
+
+  std::uint64_t next = 0;
+  events.since(0, &next);
+  events.delivered(next);
+  events.emit(event::state(State::kCompleted));
+  // A reader that watches, sent every event but the last: the wait ends when it is sent that.
+  std::thread reader([&] {
+    std::this_thread::sleep_for(milliseconds(200));  // the page's next poll
+    std::uint64_t newest = 0;
+    auto body = parseObject(events.since(next, &newest));
+    BOOST_TEST(eventNames(body->getArray("events")) == std::vector<std::string>{"state"});
+    events.delivered(newest);
+  });
+  start = std::chrono::steady_clock::now();
+  events.awaitReader(milliseconds(3000), milliseconds(5000));
+  const double waited = pstrain::secondsSince(start);
+  reader.join();
+  BOOST_TEST((waited >= 0.15 && waited < 4.0), waited);
+  // Sent everything already: no wait.
+  start = std::chrono::steady_clock::now();
+  events.awaitReader(milliseconds(3000), milliseconds(5000));
+  BOOST_TEST(pstrain::secondsSince(start) < 1.0);
+  // A reader not seen within `recent` is not waited for.
+  events.emit(event::state(State::kWaiting));
+  std::this_thread::sleep_for(milliseconds(60));
+  start = std::chrono::steady_clock::now();
+  events.awaitReader(milliseconds(50), milliseconds(5000));
+  BOOST_TEST(pstrain::secondsSince(start) < 1.0);
 }
 
 BOOST_AUTO_TEST_CASE(a_partial_last_line_is_skipped_and_a_missing_file_refused) {

@@ -106,6 +106,37 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
   BOOST_TEST(json->getValue<std::string>("blas_core") == pstrain::blasCoreInUse());
 }
 
+BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_event) {
+  Events events("worker", 0);
+  Metrics metrics(Role::kWorker, 0, 100, events);
+  metrics.setRun({"/data", "", {784, 128, 10}, "adam", 0.001, 100, false, 1.0e9});
+  metrics.setDataSet("Fashion-MNIST");
+  auto json = pstrain::testing::parseObject(metrics.statusJson());
+  auto run = json->getObject("run");
+  BOOST_TEST(run->getValue<std::string>("data_set") == "Fashion-MNIST");
+  BOOST_TEST(run->getArray("layers")->size() == 3u);
+  BOOST_TEST(run->getValue<std::string>("optimizer") == "adam");
+  BOOST_TEST(run->getValue<double>("learning_rate") == 0.001);
+  BOOST_TEST(run->getValue<int>("batch_size") == 100);
+  BOOST_TEST(!run->getValue<bool>("sync"));
+  BOOST_TEST(run->getValue<double>("started_at") == 1.0e9);
+  BOOST_TEST(!json->has("result"));  // until the run ends
+
+  metrics.setResult({"/logs/model.bin", 100, 0.875, 12.5});
+  json = pstrain::testing::parseObject(metrics.statusJson());
+  auto result = json->getObject("result");
+  BOOST_TEST(result->getValue<std::string>("model_path") == "/logs/model.bin");
+  BOOST_TEST(result->getValue<int>("global_step") == 100);
+  BOOST_TEST(result->getValue<double>("test_accuracy") == 0.875);
+  BOOST_TEST(result->getValue<double>("training_elapsed_s") == 12.5);
+  auto recorded = pstrain::testing::parseObject(events.since(0))->getArray("events");
+  auto model = recorded->getObject(recorded->size() - 1);
+  BOOST_TEST(model->getValue<std::string>("event") == "model");
+  BOOST_TEST(model->getValue<std::string>("model_path") == "/logs/model.bin");
+  // The event's time, written to the millisecond, is when the run ended.
+  BOOST_TEST(std::abs(model->getValue<double>("time") - result->getValue<double>("ended_at")) < 1e-3);
+}
+
 BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
   Events events("ps", 1);
   Metrics metrics(Role::kPs, 1, 100, events);

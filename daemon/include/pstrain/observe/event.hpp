@@ -109,6 +109,10 @@ Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globa
 // its last exchange (worker 0's final test accuracy follows, as an accuracy event); `role` is the
 // logger of its lines.
 Event done(const std::string& role, std::uint64_t globalStep, double elapsedSeconds);
+// Worker 0 wrote the run's model to `modelPath` at `globalStep`, with its final test accuracy
+// and the training loop's time; no line (worker 0 logs its summary).
+Event model(const std::string& modelPath, std::uint64_t globalStep, double testAccuracy,
+            double trainingElapsedSeconds);
 // The launcher's run ended: its summary with the test accuracy, and no line (it prints the
 // summary).
 Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy);

@@ -2,6 +2,8 @@
 
 #include <Poco/JSON/Object.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -43,13 +45,21 @@ class Events {
 
   // The events after sequence number `after` still kept, as the body of GET /events:
   // {"next": M, "events": [...]}, M the number to ask after next time. An `after` beyond the
-  // newest (asked of a process since restarted) gets every event kept.
-  std::string since(std::uint64_t after) const;
+  // newest (asked of a process since restarted) gets every event kept. `next`, when given, is
+  // set to M.
+  std::string since(std::uint64_t after, std::uint64_t* next = nullptr) const;
   // The whole run's loss and accuracy curves, downsampled, as the body of GET /history:
   // {"next": M, "loss": [[step, time, loss], ...], "accuracy": [[step, time, accuracy], ...]},
   // M the sequence number of the newest event they include, to ask /events after for what is
   // newer. Loss comes from step events, accuracy from accuracy events (time: `taken_at`).
   std::string history() const;
+
+  // A reader has been sent the events up to sequence number `next` (GET /events, answered).
+  void delivered(std::uint64_t next);
+  // Before the process exits: if a reader has been sent events within `recent` (a page polls
+  // every second), waits until it has been sent every event emitted so far, at most `timeout`,
+  // so the page learns how the run ended. Returns at once when nobody reads.
+  void awaitReader(std::chrono::milliseconds recent, std::chrono::milliseconds timeout);
 
  private:
   const std::string identity_;  // "role" and "index", as JSON members
@@ -58,6 +68,9 @@ class Events {
   mutable std::mutex mutex_;
   std::deque<std::string> recent_;
   std::uint64_t last_ = 0;  // sequence number of the newest event
+  std::uint64_t delivered_ = 0;  // the newest sequence number a reader has been sent
+  std::chrono::steady_clock::time_point deliveredAt_{};
+  std::condition_variable deliveredChanged_;
   DownsampledSeries loss_;
   DownsampledSeries accuracy_;
 };

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,31 @@ class Metrics {
   void recordLocalStep(std::uint64_t localStep) { localStep_ = localStep; }
   void recordAccuracy(double accuracy) { testAccuracy_ = accuracy; }
   void setPeers(std::vector<std::string> peers);
+
+  // What the run trains, for the page's summary (/status `run`).
+  struct Run {
+    std::string dataDir;
+    std::string dataSet;  // worker 0, once it has read the test set: "Fashion-MNIST", ...
+    std::vector<int> layers;
+    std::string optimizer;
+    double learningRate = 0;
+    int batchSize = 0;
+    bool sync = false;
+    double startedAt = 0;  // Unix seconds, this process's start
+  };
+  void setRun(Run run);
+  void setDataSet(std::string name);
+  // Worker 0 at the end of the run, before it reports completed: where its model is and how it
+  // did (/status `result`); recorded as a `model` event too, so a page that reads the events
+  // learns it before the process exits.
+  struct Result {
+    std::string modelPath;
+    std::uint64_t globalStep = 0;
+    double testAccuracy = 0;
+    double trainingElapsedSeconds = 0;
+    double endedAt = 0;  // Unix seconds; set by setResult
+  };
+  void setResult(Result result);
 
   // A worker: where a ps answers HTTP (its /status), as it said in its welcome; by ps, in the
   // order they were first recorded. Port 0: it has no HTTP endpoint.
@@ -75,7 +101,7 @@ class Metrics {
   // The Prometheus text exposition of everything above.
   std::string prometheusText() const;
   // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers, BLAS core,
-  // and a ps's workers.
+  // the run's settings, a ps's workers and worker 0's result.
   std::string statusJson() const;
 
  private:
@@ -101,6 +127,8 @@ class Metrics {
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;
   std::vector<PsHttp> psHttp_;
+  Run run_;
+  std::optional<Result> result_;
   // Steps per second over windows of about a second, from the first recorded step.
   bool windowStarted_ = false;
   std::chrono::steady_clock::time_point windowStart_;
