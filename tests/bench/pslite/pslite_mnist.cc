@@ -381,8 +381,12 @@ void runWorker(const Options& o) {
   unpack();
   arma::fmat x(kInputs, o.batchSize);
   std::vector<uint8_t> labels(o.batchSize);
-  const auto start = std::chrono::steady_clock::now();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  double computeSeconds = 0, communicationSeconds = 0;
+  int localSteps = 0;
   while (*std::min_element(steps.begin(), steps.end()) < o.trainSteps) {
+    const auto computeStart = Clock::now();
     const auto& batch = sampler.next();
     for (int c = 0; c < o.batchSize; ++c) {
       const uint8_t* image = train.images.data() + batch[c] * kInputs;
@@ -395,8 +399,13 @@ void runWorker(const Options& o) {
       size_t b = sliceBegin(n, o.ps, s), e = sliceBegin(n, o.ps, s + 1);
       std::memcpy(pushed.data() + b + s, grad.data() + b, (e - b) * sizeof(float));
     }
+    const auto communicationStart = Clock::now();
     kv.Wait(kv.ZPushPull(keys, pushed, &answer, &answeredLens));
     unpack();
+    const auto stepEnd = Clock::now();
+    computeSeconds += std::chrono::duration<double>(communicationStart - computeStart).count();
+    communicationSeconds += std::chrono::duration<double>(stepEnd - communicationStart).count();
+    ++localSteps;
   }
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -410,9 +419,11 @@ void runWorker(const Options& o) {
     char text[512];
     std::snprintf(text, sizeof text,
                   "{\"global_step\": %d, \"test_accuracy\": %.4f, \"training_elapsed_s\": %.3f, "
-                  "\"global_steps_per_s\": %.2f, \"ps\": %d, \"workers\": %d}",
+                  "\"global_steps_per_s\": %.2f, \"ps\": %d, \"workers\": %d, "
+                  "\"compute_ms_per_step\": %.4f, \"communication_ms_per_step\": %.4f}",
                   globalStep, mlp.accuracy(params.data(), test), elapsed, globalStep / elapsed,
-                  o.ps, o.workers);
+                  o.ps, o.workers, 1e3 * computeSeconds / std::max(localSteps, 1),
+                  1e3 * communicationSeconds / std::max(localSteps, 1));
     out << text << "\n";
     if (!out.flush()) throw std::runtime_error("cannot write " + o.result);
   }
@@ -472,6 +483,11 @@ int launch(int argc, char** argv, const Options& o) {
   const std::string port = std::to_string(freePort());
   setenv("OPENBLAS_NUM_THREADS", "1", 0);  // one core's worth of BLAS per process, unless set
 
+  char selfPath[4096];
+  ssize_t selfLength = readlink("/proc/self/exe", selfPath, sizeof selfPath - 1);
+  if (selfLength <= 0) throw std::runtime_error("cannot read /proc/self/exe");
+  const std::string self(selfPath, selfLength);  // the children are named as this binary
+
   struct Child { std::string name, log; pid_t pid; };
   std::vector<Child> children;
   auto spawn = [&](const std::string& role, int index) {
@@ -496,7 +512,7 @@ int launch(int argc, char** argv, const Options& o) {
       std::vector<char*> raw;
       for (auto& a : args) raw.push_back(const_cast<char*>(a.c_str()));
       raw.push_back(nullptr);
-      execv("/proc/self/exe", raw.data());
+      execv(self.c_str(), raw.data());
       _exit(127);
     }
     children.push_back(child);
