@@ -51,20 +51,24 @@ python3 - "$work" "$repeats" "$steps" <<'EOF'
 import glob, json, statistics, sys
 work, repeats, steps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 
+def values(name, field):
+    return [json.load(open(p))[field] for p in sorted(glob.glob(f"{work}/{name}.*.json"))]
+
 def median(name, field):
-    values = [json.load(open(p))[field] for p in glob.glob(f"{work}/{name}.*.json")]
-    return statistics.median(values)
+    return statistics.median(values(name, field))
 
 print(f"pstrain vs ps-lite: 2 ps, batch 100, {steps} global steps, asynchronous; "
       f"medians of {repeats} interleaved runs")
-print(f"{'configuration':<26}{'steps/s':>10}{'accuracy':>10}{'pstrain/ps-lite':>17}")
+print(f"{'configuration':<26}{'steps/s':>10}{'accuracy':>10}{'pstrain/ps-lite':>17}"
+      f"   steps/s of each run")
 for w in (2, 8):
     peer = median(f"pslite-{w}", "global_steps_per_s")
     for name, label in ((f"pstrain-{w}", f"pstrain 2x{w}"), (f"pslite-{w}", f"ps-lite 2x{w}"),
                         (f"default-{w}", f"pstrain 2x{w} (default *)")):
         rate = median(name, "global_steps_per_s")
         ratio = "" if name.startswith("pslite") else f"{rate / peer:.2f}"
-        print(f"{label:<26}{rate:>10.0f}{median(name, 'test_accuracy'):>10.4f}{ratio:>17}")
+        each = " ".join(f"{v:.0f}" for v in values(name, "global_steps_per_s"))
+        print(f"{label:<26}{rate:>10.0f}{median(name, 'test_accuracy'):>10.4f}{ratio:>17}   {each}")
 print("pstrain rows: --concurrent-workers 0 (every worker computes at once, as ps-lite's);")
 print("* pstrain's default --concurrent-workers (pstrain local: its CPUs)")
 EOF
