@@ -495,7 +495,7 @@ needs a log volume that outlives the pods, or the trained model would go with th
 {{- define "pstrain.scaleDownOnCompletion" -}}
 {{- if .Values.endOfRun.scaleDown }}
 {{- $logs := include "pstrain.logStorage" . | fromJson }}
-{{- if $logs.volume.emptyDir }}
+{{- if hasKey $logs.volume "emptyDir" }}
 {{- include "pstrain.fail" "endOfRun.scaleDown with the logs in an emptyDir would delete the trained model with the pods: give the log volume storage that outlives them (volumes and volumeMounts at /tmp/mnist-log, e.g. a persistentVolumeClaim, or logs.type hostPath)" }}
 {{- end }}
 {{- printf "%s,%s" (include "pstrain.componentName" (dict "ctx" . "component" "ps")) (include "pstrain.componentName" (dict "ctx" . "component" "worker")) }}
