@@ -121,7 +121,7 @@ run "helm lint --strict, every optional feature" \
 validate "commonLabels on every resource and pod template, every optional feature" \
   -labels cost-center=ml-42 -- --values tests/chart/values/all-features.yaml
 validate "commonLabels on every resource and pod template, with serving and the helm test pods" \
-  -labels team=vision -- --set commonLabels.team=vision --set serving.enabled=true
+  -labels team=vision -- --set commonLabels.team=vision --set serving.enabled=true --set logs.type=hostPath
 refused "the validator refuses a resource without a label -labels asks for" 'labels\[team\]: Required value' \
   bash -c 'helm template mnist chart | kubestrict -labels team=vision'
 validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
