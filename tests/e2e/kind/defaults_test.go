@@ -68,6 +68,10 @@ func TestDefaultRenderingReappliedMidRun(t *testing.T) {
 	if again := r.runID(t); again != uid {
 		t.Errorf("the second kubectl apply changed the run id from %s to %s", uid, again)
 	}
+	// Mid-run, or the re-apply proved nothing about a running job.
+	if state, _, said, err := r.progress("mnist-ps-0"); err != nil || state != "training" {
+		t.Errorf("ps 0 no longer trains after the second kubectl apply (%v):\n%s", err, said)
+	}
 	t.Logf("kubectl apply again at ps 0's global step %d: nothing changed, run id %s", at, uid)
 	r.waitCompleted()
 	assertNotRestarted(t, r)
