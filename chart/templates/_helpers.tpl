@@ -92,25 +92,61 @@ checksum/config, stays the same.
 {{- end }}
 {{- end }}
 
-{{/* pstrain.podLabels are the labels of a pod: the chart's own, then podLabels, then commonLabels. */}}
+{{/*
+pstrain.podLabels are the labels of a pod: the chart's own, then the role's podLabels (ps, worker),
+then podLabels, then commonLabels.
+*/}}
 {{- define "pstrain.podLabels" -}}
-{{- include "pstrain.labels" (merge (dict "labels" .ctx.Values.podLabels) .) }}
+{{- $role := index .ctx.Values .component | default dict }}
+{{- $labels := merge (deepCopy ($role.podLabels | default dict)) (deepCopy (.ctx.Values.podLabels | default dict)) }}
+{{- include "pstrain.labels" (merge (dict "labels" $labels) .) }}
 {{- end }}
 
 {{/*
-pstrain.image is a role's image reference: repository@digest when a digest is given, else
-repository:tag, the tag defaulting to the chart's appVersion.
+pstrain.podSecurityContext is podSecurityContext, without runAsUser, runAsGroup and fsGroup where
+global.compatibility.openshift.adaptSecurityContext says so: OpenShift's restricted SCC assigns
+them from the namespace's range and refuses others.
+*/}}
+{{- define "pstrain.podSecurityContext" -}}
+{{- $context := deepCopy (.Values.podSecurityContext | default dict) }}
+{{- $adapt := .Values.global.compatibility.openshift.adaptSecurityContext }}
+{{- if or (eq $adapt "force") (and (eq $adapt "auto") (.Capabilities.APIVersions.Has "security.openshift.io/v1")) }}
+{{- $context = omit $context "runAsUser" "runAsGroup" "fsGroup" }}
+{{- end }}
+{{- toYaml $context }}
+{{- end }}
+
+{{/*
+pstrain.image is a role's image reference, [registry/]repository@digest or
+[registry/]repository:tag: the registry global.imageRegistry, else image.registry; the role's
+repository, else image's; the role's own digest or tag, else image's digest or tag, else the
+chart's appVersion as the tag.
 */}}
 {{- define "pstrain.image" -}}
-{{- $image := (index .ctx.Values .component).image }}
-{{- if contains "@" $image.repository }}
-{{- include "pstrain.fail" (printf "%s.image.repository %q holds a digest: give the repository alone, and the digest as %s.image.digest" .component $image.repository .component) }}
+{{- $shared := .ctx.Values.image }}
+{{- $own := (index .ctx.Values .component).image }}
+{{- $repository := $own.repository | default $shared.repository }}
+{{- $key := ternary (printf "%s.image.repository" .component) "image.repository" (not (empty $own.repository)) }}
+{{- if contains "@" $repository }}
+{{- include "pstrain.fail" (printf "%s %q holds a digest: give the repository alone, and the digest as %s" $key $repository (replace "repository" "digest" $key)) }}
 {{- end }}
-{{- if $image.digest }}
-{{- printf "%s@%s" $image.repository $image.digest }}
+{{- with .ctx.Values.global.imageRegistry | default $shared.registry }}
+{{- $repository = printf "%s/%s" (trimSuffix "/" .) $repository }}
+{{- end }}
+{{- $pin := $own }}
+{{- if not (or $own.digest $own.tag) }}
+{{- $pin = $shared }}
+{{- end }}
+{{- if $pin.digest }}
+{{- printf "%s@%s" $repository $pin.digest }}
 {{- else }}
-{{- printf "%s:%s" $image.repository ($image.tag | default .ctx.Chart.AppVersion) }}
+{{- printf "%s:%s" $repository ($pin.tag | default .ctx.Chart.AppVersion) }}
 {{- end }}
+{{- end }}
+
+{{/* pstrain.imagePullPolicy is a role's image pull policy, else image's. */}}
+{{- define "pstrain.imagePullPolicy" -}}
+{{- (index .ctx.Values .component).image.pullPolicy | default .ctx.Values.image.pullPolicy }}
 {{- end }}
 
 {{/*
@@ -288,9 +324,8 @@ CreateContainerConfigError.
 pstrain.logStorage is, as JSON, the log directory's mount, its volume, whether the chart owns
 that volume (chartVolume), and the other entries of volumeMounts and volumes (extraMounts,
 extraVolumes). A mount at the log directory in volumeMounts (as in distributed-tensorflow values
-files) replaces the chart's log volume, unless logs.type is emptyDir: that is never the default,
-so it was asked for, and the mount and its volume (when nothing else mounts it) are left out.
-Either way each pod writes into its own sub-directory unless the mount sets one.
+files) replaces the chart's log volume of logs.type. Either way each pod writes into its own
+sub-directory unless the mount sets one.
 */}}
 {{- define "pstrain.logStorage" -}}
 {{- $logDir := include "pstrain.logDir" . }}
@@ -303,21 +338,13 @@ Either way each pod writes into its own sub-directory unless the mount sets one.
 {{- $extraMounts = append $extraMounts . }}
 {{- end }}
 {{- end }}
-{{- $chartVolume := or (not $mount) (eq .Values.logs.type "emptyDir") }}
+{{- $chartVolume := not $mount }}
 {{- $volume := dict }}
 {{- $extraVolumes := list }}
-{{- $otherMounts := list }}
-{{- range $extraMounts }}
-{{- $otherMounts = append $otherMounts .name }}
-{{- end }}
 {{- range .Values.volumes }}
 {{- if and $mount (eq .name $mount.name) }}
 {{- $volume = include "pstrain.hostPathType" . | fromJson }}
-{{- if not $chartVolume }}
 {{- $extraVolumes = append $extraVolumes $volume }}
-{{- else if has .name $otherMounts }}
-{{- $extraVolumes = append $extraVolumes . }}
-{{- end }}
 {{- else }}
 {{- $extraVolumes = append $extraVolumes . }}
 {{- end }}
@@ -367,22 +394,13 @@ key auth.key, mounted read-only. Empty when authentication is off.
 {{- end }}
 
 {{/*
-pstrain.authKey is the chart's own Secret's key, base64-encoded: the one the Secret in the
-cluster already holds (helm upgrade must not change it under running pods), else a new random
-one. helm template and helm install --dry-run see no cluster, so they render a new one. The key
-is chosen once per rendering and remembered in .Values.auth (the one map all templates share),
-so the Secret and the pods' checksum/auth annotation agree.
+pstrain.authSecretKey is the data key of the Secret holding the shared key: auth.key of
+auth.existingSecret, else "token", which Kubernetes writes into the chart's own Secret of type
+kubernetes.io/service-account-token. A key made in the cluster, once, rather than at rendering:
+every rendering of the same values is the same.
 */}}
-{{- define "pstrain.authKey" -}}
-{{- if not (hasKey .Values.auth "renderedKey") }}
-{{- $secret := lookup "v1" "Secret" .Release.Namespace (include "pstrain.authSecret" .) }}
-{{- $existing := "" }}
-{{- if $secret }}
-{{- $existing = index ($secret.data | default dict) .Values.auth.key | default "" }}
-{{- end }}
-{{- $_ := set .Values.auth "renderedKey" ($existing | default (randAlphaNum 48 | b64enc)) }}
-{{- end }}
-{{- .Values.auth.renderedKey }}
+{{- define "pstrain.authSecretKey" -}}
+{{- ternary .Values.auth.key "token" (not (empty .Values.auth.existingSecret)) }}
 {{- end }}
 
 {{/*
@@ -458,6 +476,43 @@ a Role allows to get this one ConfigMap.
 */}}
 {{- define "pstrain.runIdConfigMap" -}}
 {{- (include "pstrain.run" . | fromJson).configMap }}
+{{- end }}
+
+{{/*
+pstrain.usesKubernetesApi is "true" when the ps and worker pods use the Kubernetes API: to read
+their run id (pstrain.runIdConfigMap), or to scale their StatefulSets down at the end of the run
+(endOfRun.scaleDown). Only then do they get a token, and the Role allowing just that.
+*/}}
+{{- define "pstrain.usesKubernetesApi" -}}
+{{- if or (include "pstrain.runIdConfigMap" .) .Values.endOfRun.scaleDown }}true{{ end }}
+{{- end }}
+
+{{/*
+pstrain.scaleDownOnCompletion is the daemon's scaleDownOnCompletion: the StatefulSets worker 0
+scales to 0 once the run has completed, its own last; empty without endOfRun.scaleDown, which
+needs a log volume that outlives the pods, or the trained model would go with them.
+*/}}
+{{- define "pstrain.scaleDownOnCompletion" -}}
+{{- if .Values.endOfRun.scaleDown }}
+{{- $logs := include "pstrain.logStorage" . | fromJson }}
+{{- if hasKey $logs.volume "emptyDir" }}
+{{- include "pstrain.fail" "endOfRun.scaleDown with the logs in an emptyDir would delete the trained model with the pods: give the log volume storage that outlives them (volumes and volumeMounts at /tmp/mnist-log, e.g. a persistentVolumeClaim, or logs.type hostPath)" }}
+{{- end }}
+{{- printf "%s,%s" (include "pstrain.componentName" (dict "ctx" . "component" "ps")) (include "pstrain.componentName" (dict "ctx" . "component" "worker")) }}
+{{- end }}
+{{- end }}
+
+{{/*
+pstrain.priorityClassName is a role's PriorityClass: its priorityClassName, else the chart's own
+(templates/priorityclass.yaml) when priorityClass.value is given; empty for the cluster's default.
+*/}}
+{{- define "pstrain.priorityClassName" -}}
+{{- $role := index .ctx.Values .component }}
+{{- if $role.priorityClassName }}
+{{- $role.priorityClassName }}
+{{- else if not (kindIs "invalid" .ctx.Values.priorityClass.value) }}
+{{- printf "%s-%s" .ctx.Release.Namespace (include "pstrain.componentName" .) }}
+{{- end }}
 {{- end }}
 
 {{/*

@@ -47,19 +47,15 @@ spec:
       labels:
         {{- include "pstrain.podLabels" . | nindent 8 }}
       annotations:
-        {{- /* The chart's own annotations win over podAnnotations of the same name. */}}
+        {{- /* The chart's own annotations win over the role's podAnnotations, which win over
+        podAnnotations. */}}
         {{- $annotations := dict "checksum/config" (include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum) }}
-        {{- if and $values.auth.enabled (not $values.auth.existingSecret) }}
-        {{- /* A new key (a new install, or a Secret deleted by hand) restarts every pod, so
-        that all of them hold the same key. */}}
-        {{- $_ := set $annotations "checksum/auth" (include "pstrain.authKey" .ctx | sha256sum) }}
-        {{- end }}
         {{- if $values.metrics.podAnnotations }}
         {{- $_ := set $annotations "prometheus.io/scrape" "true" }}
         {{- $_ := set $annotations "prometheus.io/port" (toString $httpPort) }}
         {{- $_ := set $annotations "prometheus.io/path" "/metrics" }}
         {{- end }}
-        {{- merge $annotations ($values.podAnnotations | default dict) | toYaml | nindent 8 }}
+        {{- merge $annotations ($role.podAnnotations | default dict) ($values.podAnnotations | default dict) | toYaml | nindent 8 }}
     spec:
       {{- with $values.imagePullSecrets }}
       imagePullSecrets:
@@ -68,13 +64,16 @@ spec:
       {{- with include "pstrain.serviceAccountName" .ctx }}
       serviceAccountName: {{ . }}
       {{- end }}
-      # No token but the projected one that reads the run id (pstrain.kubernetesApiVolume), and
+      # No token but the projected one for the Kubernetes API (pstrain.kubernetesApiVolume), and
       # no Service environment variables.
       automountServiceAccountToken: false
       enableServiceLinks: false
       terminationGracePeriodSeconds: {{ $values.terminationGracePeriodSeconds | int64 }}
       securityContext:
-        {{- toYaml $values.podSecurityContext | nindent 8 }}
+        {{- include "pstrain.podSecurityContext" .ctx | nindent 8 }}
+      {{- with $values.schedulerName }}
+      schedulerName: {{ . | quote }}
+      {{- end }}
       {{- with $role.nodeSelector }}
       nodeSelector:
         {{- toYaml . | nindent 8 }}
@@ -91,7 +90,7 @@ spec:
       topologySpreadConstraints:
         {{- . | nindent 8 }}
       {{- end }}
-      {{- with $role.priorityClassName }}
+      {{- with include "pstrain.priorityClassName" . }}
       priorityClassName: {{ . | quote }}
       {{- end }}
       {{- if and $hostPathMounts $values.logs.fixPermissions }}
@@ -100,7 +99,7 @@ spec:
         # runAsUser and must write deploy.log (and its checkpoint) into it.
         - name: log-permissions
           image: {{ include "pstrain.image" . }}
-          imagePullPolicy: {{ $role.image.pullPolicy }}
+          imagePullPolicy: {{ include "pstrain.imagePullPolicy" . }}
           command:
             - chown
             - {{ printf "%v:%v" ($values.podSecurityContext.runAsUser | default 10001 | int64) ($values.podSecurityContext.runAsGroup | default 10001 | int64) | quote }}
@@ -130,7 +129,7 @@ spec:
       containers:
         - name: pstrain
           image: {{ include "pstrain.image" . }}
-          imagePullPolicy: {{ $role.image.pullPolicy }}
+          imagePullPolicy: {{ include "pstrain.imagePullPolicy" . }}
           args:
             - run
             - --config
@@ -199,7 +198,7 @@ spec:
               {{- end }}
               readOnly: true
             {{- end }}
-            {{- if include "pstrain.runIdConfigMap" .ctx }}
+            {{- if include "pstrain.usesKubernetesApi" .ctx }}
             - name: kubernetes-api
               mountPath: /var/run/secrets/pstrain/kubernetes
               readOnly: true
@@ -223,7 +222,7 @@ spec:
           secret:
             secretName: {{ include "pstrain.authSecret" .ctx }}
             items:
-              - key: {{ $values.auth.key | quote }}
+              - key: {{ include "pstrain.authSecretKey" .ctx | quote }}
                 path: {{ base $authKeyFile }}
             # Readable by the pod's fsGroup (0440), or by everyone in the container (0444)
             # when podSecurityContext has no fsGroup.
@@ -233,7 +232,7 @@ spec:
         - name: pstrain-data
           {{- toYaml . | nindent 10 }}
         {{- end }}
-        {{- if include "pstrain.runIdConfigMap" .ctx }}
+        {{- if include "pstrain.usesKubernetesApi" .ctx }}
         - {{- include "pstrain.kubernetesApiVolume" .ctx | nindent 10 }}
         {{- end }}
         {{- with $logs.extraVolumes }}

@@ -70,6 +70,32 @@ observe::Metrics::Run runOf(const config::Config& settings) {
   idleUntilTerminated();
 }
 
+// Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
+constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
+
+// Worker 0, once the run has completed (trained now, or found completed on a restart), scales the
+// StatefulSets the settings name to 0, its own last, so that the run's pods release their
+// resources; the model stays where the log volume keeps it.
+void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement) {
+  if (placement.index != 0 || settings.scaleDownOnCompletion.empty()) return;
+  const auto env = config::processEnvironment();
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(settings.peerTimeoutSeconds));
+  auto logger = log::logger("worker");
+  try {
+    for (const auto& name : settings.scaleDownOnCompletion) {
+      logger->info("Worker 0: run completed, scaling StatefulSet {} to 0", name);
+      log::flush();
+      cluster::scaleToZero(cluster::inClusterApi(env, kCredentialsDir),
+                           envOr(env, "POD_NAMESPACE"), name, deadline);
+    }
+  } catch (const Error& e) {
+    // The run is complete all the same: a restart would only fail again, so stay up, idle.
+    logger->warn("Worker 0: the run's pods stay up: {}", e.what());
+  }
+}
+
 // Worker 0 answers /predict with the model it trained, or with the one it wrote when the run
 // had completed before this process started.
 void serveModelFile(serve::ModelSlot* model, const std::string& path) {
@@ -93,6 +119,7 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
         observe::event::alreadyCompleted(placement.index, std::to_string(runId), *step));
     metrics.setState(observe::State::kCompleted);
     serveModelFile(model, settings.logDir + "/model.bin");
+    scaleDownOnCompletion(settings, placement);
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
@@ -147,11 +174,9 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   metrics.setState(observe::State::kCompleted);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
+  scaleDownOnCompletion(settings, placement);
   idleUntilTerminated();
 }
-
-// Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
-constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
 
 // The settings with runId taken from the cluster when the chart left it to the pods: the UID of
 // the release's ConfigMap, which every ps and worker of one install reads alike.

@@ -51,48 +51,72 @@ KubernetesApi inClusterApi(const std::map<std::string, std::string>& env,
           credentialsDir + "/ca.crt"};
 }
 
-std::string configMapUid(const KubernetesApi& api, const std::string& podNamespace,
-                         const std::string& name, std::chrono::steady_clock::time_point deadline) {
-  const std::string path = "/api/v1/namespaces/" + podNamespace + "/configmaps/" + name;
-  const std::string what = "ConfigMap " + podNamespace + "/" + name;
-  std::string uid;
+namespace {
+
+// One request to the API, retried while the API is unreachable until `deadline`; any answer but
+// 200 is a refusal (ConfigError naming `what`). Returns the answer's body.
+std::string call(const KubernetesApi& api, const std::string& method, const std::string& path,
+                 const std::string& patch, const std::string& what,
+                 std::chrono::steady_clock::time_point deadline) {
+  std::string body;
   const auto waiting = [&](int attempt, const std::string& failure) {
     log::logger("cluster")->info("waiting for {} (attempt {}): {}", api.endpoint.toString(),
                                  attempt, failure);
   };
   net::retryUntil(api.endpoint, deadline, [&] {
-    std::string body;
     Poco::Net::HTTPResponse response;
     try {
       auto client = session(api);
       client->setTimeout(Poco::Timespan(5, 0));
-      Poco::Net::HTTPRequest request(Poco::Net::HTTPRequest::HTTP_GET, path,
-                                     Poco::Net::HTTPMessage::HTTP_1_1);
+      Poco::Net::HTTPRequest request(method, path, Poco::Net::HTTPMessage::HTTP_1_1);
       request.set("Authorization", "Bearer " + api.token);
       request.set("Accept", "application/json");
-      client->sendRequest(request);
+      if (!patch.empty()) {
+        request.setContentType("application/merge-patch+json");
+        request.setContentLength(std::streamsize(patch.size()));
+      }
+      client->sendRequest(request) << patch;
       std::stringstream text;
       text << client->receiveResponse(response).rdbuf();
       body = text.str();
     } catch (const Poco::Exception& e) {
-      throw UnreachableError("the Kubernetes API, reading " + what + ": " + e.displayText());
+      throw UnreachableError("the Kubernetes API, " + what + ": " + e.displayText());
     }
     if (response.getStatus() != Poco::Net::HTTPResponse::HTTP_OK) {
-      // 403: the Role that lets the pod read it is missing; 404: it is not there.
-      throw ConfigError("the Kubernetes API refused to read " + what + ": HTTP " +
+      // 403: the Role that allows it is missing; 404: the object is not there.
+      throw ConfigError("the Kubernetes API refused " + what + ": HTTP " +
                         std::to_string(int(response.getStatus())) + " " + response.getReason());
     }
-    try {
-      uid = Poco::JSON::Parser()
-                .parse(body)
-                .extract<Poco::JSON::Object::Ptr>()
-                ->getObject("metadata")
-                ->getValue<std::string>("uid");
-    } catch (const std::exception&) {  // not JSON, or no such field (Poco's or std::bad_cast)
-      throw ConfigError("the Kubernetes API's answer for " + what + " holds no metadata.uid");
-    }
   }, waiting);
-  return uid;
+  return body;
+}
+
+}  // namespace
+
+std::string configMapUid(const KubernetesApi& api, const std::string& podNamespace,
+                         const std::string& name, std::chrono::steady_clock::time_point deadline) {
+  const std::string what = "ConfigMap " + podNamespace + "/" + name;
+  const std::string body =
+      call(api, Poco::Net::HTTPRequest::HTTP_GET,
+           "/api/v1/namespaces/" + podNamespace + "/configmaps/" + name, "", "to read " + what,
+           deadline);
+  try {
+    return Poco::JSON::Parser()
+        .parse(body)
+        .extract<Poco::JSON::Object::Ptr>()
+        ->getObject("metadata")
+        ->getValue<std::string>("uid");
+  } catch (const std::exception&) {  // not JSON, or no such field (Poco's or std::bad_cast)
+    throw ConfigError("the Kubernetes API's answer for " + what + " holds no metadata.uid");
+  }
+}
+
+void scaleToZero(const KubernetesApi& api, const std::string& podNamespace,
+                 const std::string& name, std::chrono::steady_clock::time_point deadline) {
+  call(api, Poco::Net::HTTPRequest::HTTP_PATCH,
+       "/apis/apps/v1/namespaces/" + podNamespace + "/statefulsets/" + name + "/scale",
+       R"({"spec":{"replicas":0}})", "to scale StatefulSet " + podNamespace + "/" + name + " to 0",
+       deadline);
 }
 
 }  // namespace pstrain::cluster

@@ -304,6 +304,13 @@ const std::vector<Key>& keys() {
        "on Kubernetes with runId empty: the ConfigMap in the pod's namespace whose UID becomes "
        "runId (a reinstall creates it anew, a re-apply keeps it); read with the pod's "
        "ServiceAccount token"},
+      {"scaleDownOnCompletion",
+       [](Config& c, const std::string& v) {
+         c.scaleDownOnCompletion.clear();
+         for (const auto& name : splitList(v)) c.scaleDownOnCompletion.push_back(plainName(name));
+       },
+       "on Kubernetes: StatefulSets in the pod's namespace, comma-separated, that worker 0 scales "
+       "to 0 once the run has completed, with the pod's ServiceAccount token (empty: none)"},
   };
   return table;
 }

@@ -9,6 +9,8 @@
 #include <Poco/Net/ServerSocket.h>
 
 #include <fstream>
+#include <iterator>
+#include <vector>
 
 #include "pstrain/cluster/run_identity.hpp"
 #include "pstrain/common/error.hpp"
@@ -26,6 +28,9 @@ namespace {
 constexpr const char* kToken = "token-of-the-release";
 constexpr const char* kUid = "6f1c2b8e-3d4a-4b6e-9f0a-1c2d3e4f5a6b";
 
+// The bodies of the scale patches the server was sent.
+std::vector<std::string> patches;
+
 class ApiServer final : public Poco::Net::HTTPRequestHandler {
  public:
   void handleRequest(Poco::Net::HTTPServerRequest& request,
@@ -33,6 +38,13 @@ class ApiServer final : public Poco::Net::HTTPRequestHandler {
     if (request.get("Authorization", "") != std::string("Bearer ") + kToken) {
       response.setStatusAndReason(Poco::Net::HTTPResponse::HTTP_FORBIDDEN);
       response.send() << R"({"kind":"Status","reason":"Forbidden"})";
+    } else if (request.getMethod() == "PATCH" &&
+               request.getURI() == "/apis/apps/v1/namespaces/train/statefulsets/mnist-ps/scale" &&
+               request.getContentType() == "application/merge-patch+json") {
+      std::string patch(std::istreambuf_iterator<char>(request.stream()), {});
+      patches.push_back(patch);
+      response.setContentType("application/json");
+      response.send() << R"({"kind":"Scale","spec":{"replicas":0}})";
     } else if (request.getURI() != "/api/v1/namespaces/train/configmaps/mnist-config") {
       response.setStatusAndReason(Poco::Net::HTTPResponse::HTTP_NOT_FOUND);
       response.send() << R"({"kind":"Status","reason":"NotFound"})";
@@ -80,6 +92,25 @@ BOOST_AUTO_TEST_CASE(a_configmap_that_is_not_there_is_refused_at_once_naming_it)
                "the Kubernetes API refused to read ConfigMap train/other-config: HTTP 404 Not Found");
   }
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
+}
+
+BOOST_AUTO_TEST_CASE(scaling_to_zero_patches_the_statefulsets_scale) {
+  LoopbackApi loopback;
+  patches.clear();
+  scaleToZero(loopback.api(kToken), "train", "mnist-ps", soon());
+  BOOST_TEST(patches == std::vector<std::string>{R"({"spec":{"replicas":0}})"},
+             boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(scaling_another_statefulset_is_refused_naming_it) {
+  LoopbackApi loopback;
+  try {
+    scaleToZero(loopback.api(kToken), "train", "other-ps", soon());
+    BOOST_FAIL("expected ConfigError");
+  } catch (const ConfigError& e) {
+    BOOST_TEST(std::string(e.what()) ==
+               "the Kubernetes API refused to scale StatefulSet train/other-ps to 0: HTTP 404 Not Found");
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_token_without_the_permission_is_refused) {

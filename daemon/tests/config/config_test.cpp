@@ -71,6 +71,17 @@ BOOST_AUTO_TEST_CASE(config_file_can_come_from_the_environment) {
   BOOST_TEST(config.psHosts.size() == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(statefulsets_to_scale_down_come_as_the_chart_writes_them) {
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("c.yaml"), "scaleDownOnCompletion: mnist-ps,mnist-worker\n");
+  auto config = load({{"--config", dir.file("c.yaml")}, {}});
+  BOOST_TEST(config.scaleDownOnCompletion == (std::vector<std::string>{"mnist-ps", "mnist-worker"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(load({{}, {}}).scaleDownOnCompletion.empty());
+  BOOST_TEST(contains(errorOf({{"--scale-down-on-completion", "mnist-ps,a/b"}, {}}),
+                      "scaleDownOnCompletion"));
+}
+
 BOOST_AUTO_TEST_CASE(flag_forms_and_lists_parse) {
   auto config = load({{"--sync", "--hidden-units=256,256", "--optimizer", "sgd", "--role",
                        "worker", "--index", "2", "--workers", "3"},

@@ -166,7 +166,7 @@ func (r *release) runID(t *testing.T) string {
 		t.Fatalf("the release's ConfigMap:\n%s", res)
 	}
 	line := fmt.Sprintf("run id %s: the UID of ConfigMap mnist-config", res.Stdout)
-	for _, p := range allPods {
+	for _, p := range r.podNames() {
 		if logs := kind.Kubectl("logs", "--namespace", r.namespace, p); !strings.Contains(logs.Stdout, line) {
 			t.Errorf("%s's log does not say %q:\n%s", p, line, firstLines(logs.String(), 10))
 		}

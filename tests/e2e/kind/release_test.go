@@ -46,6 +46,10 @@ type release struct {
 	namespace  string
 	trainSteps int
 	installed  bool
+	// chartDefaults: the chart's own values instead of values.yml (one ps, one worker).
+	chartDefaults bool
+	psPods        []string
+	workerPods    []string
 }
 
 // imageValues are the only values the scenarios set besides their own: the image under test.
@@ -63,7 +67,7 @@ func imageValues() []string {
 func newRelease(t *testing.T, namespace string, trainSteps int) *release {
 	t.Helper()
 	loadImage(t)
-	r := &release{t: t, namespace: namespace, trainSteps: trainSteps}
+	r := &release{t: t, namespace: namespace, trainSteps: trainSteps, psPods: psPods, workerPods: workerPods}
 	if namespace != "default" {
 		if res := kind.Kubectl("create", "namespace", namespace); res.Err != nil {
 			t.Fatalf("creating the namespace:\n%s", res)
@@ -73,11 +77,29 @@ func newRelease(t *testing.T, namespace string, trainSteps int) *release {
 	return r
 }
 
+// newChartDefaultsRelease is newRelease of the chart's own values, without values.yml: one ps
+// and one worker, trainSteps set on every helm command.
+func newChartDefaultsRelease(t *testing.T, namespace string, trainSteps int) *release {
+	t.Helper()
+	r := newRelease(t, namespace, trainSteps)
+	r.chartDefaults = true
+	r.psPods, r.workerPods = psPods[:1], workerPods[:1]
+	return r
+}
+
+// podNames are the names of the release's ps and worker pods.
+func (r *release) podNames() []string { return append(append([]string{}, r.psPods...), r.workerPods...) }
+
 // helm runs `helm COMMAND mnist chart/ --values values.yml <image> ARGS` in the release's
-// namespace, from the repository's root as the README does.
+// namespace, from the repository's root as the README does; with chartDefaults, without
+// values.yml and with --set hyperparams.trainsteps.
 func (r *release) helm(command string, args ...string) cluster.Result {
-	all := append([]string{command, releaseName, "chart/", "--values", "values.yml", "--namespace", r.namespace},
-		imageValues()...)
+	all := []string{command, releaseName, "chart/", "--values", "values.yml", "--namespace", r.namespace}
+	if r.chartDefaults {
+		all = []string{command, releaseName, "chart/", "--namespace", r.namespace,
+			"--set", fmt.Sprintf("hyperparams.trainsteps=%d", r.trainSteps)}
+	}
+	all = append(all, imageValues()...)
 	return kind.Run(repo, "helm", append(all, args...)...)
 }
 
@@ -245,10 +267,10 @@ func (r *release) waitCompleted() {
 		return state == "completed", said, err
 	})
 	if err != nil {
-		r.t.Fatal(err, "\n", r.tails(allPods...))
+		r.t.Fatal(err, "\n", r.tails(r.podNames()...))
 	}
 	r.t.Logf("worker 0: completed at global step %d", r.trainSteps)
-	for _, ps := range psPods {
+	for _, ps := range r.psPods {
 		f, err := r.podFacts(ps)
 		last := f.Steps[max(0, len(f.Steps)-5):]
 		if err != nil || len(f.Steps) == 0 || slices.Max(f.Steps) != r.trainSteps {

@@ -30,4 +30,9 @@ KubernetesApi inClusterApi(const std::map<std::string, std::string>& env,
 std::string configMapUid(const KubernetesApi& api, const std::string& podNamespace,
                          const std::string& name, std::chrono::steady_clock::time_point deadline);
 
+// Scales StatefulSet `name` in `podNamespace` to 0 replicas (a merge patch of its scale
+// subresource): the end of a run releases the pods' resources. Retries and refusals as above.
+void scaleToZero(const KubernetesApi& api, const std::string& podNamespace,
+                 const std::string& name, std::chrono::steady_clock::time_point deadline);
+
 }  // namespace pstrain::cluster

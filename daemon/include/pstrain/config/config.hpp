@@ -62,6 +62,8 @@ struct Config {
   std::uint64_t seed = 1;
   std::string runId;  // empty: the run is its training settings alone
   std::string runIdConfigMap;  // with runId empty: runId is this ConfigMap's UID (Kubernetes)
+  // Worker 0 scales these StatefulSets to 0 once the run has completed (Kubernetes).
+  std::vector<std::string> scaleDownOnCompletion;
 };
 
 // The raw inputs a configuration is merged from, highest precedence first.

@@ -348,7 +348,14 @@ func crossCheck(docs []*document) {
 	for _, d := range docs {
 		switch o := d.obj.(type) {
 		case *corev1.Secret:
-			dataKeys["Secret/"+o.Name] = keysOf(o.Data, o.StringData)
+			keys := keysOf(o.Data, o.StringData)
+			if o.Type == corev1.SecretTypeServiceAccountToken {
+				// The token controller writes these into it once it exists.
+				for _, key := range []string{corev1.ServiceAccountTokenKey, corev1.ServiceAccountRootCAKey, corev1.ServiceAccountNamespaceKey} {
+					keys[key] = true
+				}
+			}
+			dataKeys["Secret/"+o.Name] = keys
 		case *corev1.ConfigMap:
 			dataKeys["ConfigMap/"+o.Name] = keysOf(o.Data, o.BinaryData)
 		}

@@ -1,0 +1,78 @@
+package kind_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// The chart's own defaults, without values.yml, in a namespace that enforces Pod Security
+// `restricted`: helm install warns of nothing, and every pod starts (no hostPath, no root init
+// container) and the run trains to exactly its last global step.
+func TestRestrictedNamespaceChartDefaults(t *testing.T) {
+	t.Parallel()
+	r := newChartDefaultsRelease(t, "pstrain-restricted", 300)
+	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce=restricted"); res.Err != nil {
+		t.Fatal(res)
+	}
+	if res := r.install(); strings.Contains(res.Stderr, "PodSecurity") {
+		t.Errorf("helm install of the chart's defaults in a restricted namespace warned of Pod Security:\n%s", res)
+	}
+	r.waitReady(r.podNames()...)
+	r.waitCompleted()
+	if tail := r.exec("mnist-ps-0", "tail", podLog); tail.Err != nil ||
+		!strings.Contains(tail.Stdout, fmt.Sprintf("PS 0: global step %d done", r.trainSteps)) {
+		t.Errorf("kubectl exec mnist-ps-0 -- tail %s:\n%s", podLog, tail)
+	}
+	assertNotRestarted(t, r)
+}
+
+// The chart's defaults as a GitOps tool applies them (helm template --no-hooks, kubectl apply),
+// with no auth.existingSecret: the key is the token Kubernetes writes into the chart's Secret.
+// Rendered again mid-run the manifests are the same byte for byte, and applied they change
+// nothing: no pod replaced or restarted, the run id kept, and the run ends at exactly its last step.
+func TestDefaultRenderingReappliedMidRun(t *testing.T) {
+	t.Parallel()
+	r := newChartDefaultsRelease(t, "pstrain-reapply", longRun)
+	render := func() string {
+		res := r.helm("template", "--no-hooks")
+		if res.Err != nil {
+			t.Fatalf("helm template:\n%s", res)
+		}
+		return res.Stdout
+	}
+	rendered := render()
+	file := r.manifests(t, "defaults.yaml", rendered)
+	r.apply(t, file)
+	before := r.waitReady(r.podNames()...)
+	uid := r.runID(t)
+	at := r.waitStep("mnist-ps-0", longRun/5)
+
+	if again := render(); again != rendered {
+		t.Errorf("a second rendering of the default values differs from the first:\n%s", diffLines(rendered, again))
+	}
+	out := r.apply(t, file)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		// kubectl sends a PodDisruptionBudget's selector whole on every apply (see TestGitOps…).
+		pdb := strings.HasPrefix(line, "poddisruptionbudget.policy/") && strings.HasSuffix(line, " configured")
+		if !pdb && !strings.HasSuffix(line, " unchanged") {
+			t.Errorf("kubectl apply of the same manifests changed something: %q", line)
+		}
+	}
+	after := r.waitReady(r.podNames()...)
+	for _, p := range r.podNames() {
+		if after[p].UID != before[p].UID {
+			t.Errorf("%s was replaced by the second kubectl apply", p)
+		}
+	}
+	if again := r.runID(t); again != uid {
+		t.Errorf("the second kubectl apply changed the run id from %s to %s", uid, again)
+	}
+	// Mid-run, or the re-apply proved nothing about a running job.
+	if state, _, said, err := r.progress("mnist-ps-0"); err != nil || state != "training" {
+		t.Errorf("ps 0 no longer trains after the second kubectl apply (%v):\n%s", err, said)
+	}
+	t.Logf("kubectl apply again at ps 0's global step %d: nothing changed, run id %s", at, uid)
+	r.waitCompleted()
+	assertNotRestarted(t, r)
+}
