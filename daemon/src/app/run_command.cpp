@@ -51,7 +51,7 @@ observe::Metrics::Run runOf(const config::Config& settings) {
   run.optimizer = settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd";
   run.learningRate = settings.learningRate;
   run.batchSize = settings.batchSize;
-  run.sync = settings.sync;
+  run.sync = config::synchronous(settings);
   run.startedAt = unixTime();
   return run;
 }

@@ -130,7 +130,7 @@ BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_e
   BOOST_TEST(result->getValue<double>("test_accuracy") == 0.875);
   BOOST_TEST(result->getValue<double>("training_elapsed_s") == 12.5);
   auto recorded = pstrain::testing::parseObject(events.since(0))->getArray("events");
-  auto model = recorded->getObject(recorded->size() - 1);
+  auto model = recorded->getObject(unsigned(recorded->size() - 1));
   BOOST_TEST(model->getValue<std::string>("event") == "model");
   BOOST_TEST(model->getValue<std::string>("model_path") == "/logs/model.bin");
   // The event's time, written to the millisecond, is when the run ended.
