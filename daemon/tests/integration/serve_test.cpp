@@ -434,7 +434,9 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
   BOOST_TEST(run.status()->getValue<std::uint64_t>("global_step") > stepBefore);
   const std::string result = run.logs.file("worker-0/result.json");
   BOOST_REQUIRE(waitFor([&] { return !readText(result).empty(); }, std::chrono::seconds(480)));
-  BOOST_TEST(run.status()->getValue<std::string>("state") == "completed");
+  // Worker 0 writes result.json, then says it has completed.
+  BOOST_TEST(waitFor([&] { return run.status()->getValue<std::string>("state") == "completed"; },
+                     std::chrono::seconds(10)));
   auto summary = pstrain::app::summaryFromJson(readText(result));
   BOOST_TEST(summary.globalStep == std::uint64_t(kTrainSteps));
   BOOST_REQUIRE(waitFor([&] { return httpPost(port, "/predict", barPng(), "image/png").status == 200; },
