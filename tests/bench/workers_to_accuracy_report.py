@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints workers_to_accuracy.sh's table from the runs it left in WORK and writes its SVG plot."""
 import glob
+import math
 import sys
 
 from accuracy_curve import accuracy_at, curve, first_at, fmt, median, steps_to
@@ -69,10 +70,12 @@ def plot():
     points = {(prefix, column): [(w, table[f"{prefix}-w{w}"][column]) for w in workers
                                  if f"{prefix}-w{w}" in table and table[f"{prefix}-w{w}"][column] is not None]
               for prefix, column, _, _ in series}
-    highest = max([t for line in points.values() for _, t in line] + [1.0])
+    # A log scale: the PyTorch peer's times are about ten times pstrain's.
+    times = [t for line in points.values() for _, t in line] or [1.0]
+    low, high = math.log10(min(times) / 1.5), math.log10(max(times) * 1.5)
     width, height, left, bottom, top, right = 640, 400, 60, 50, 30, 190
     x = lambda w: left + (w - 1) / max(1, max(workers) - 1) * (width - left - right)
-    y = lambda t: height - bottom - t / highest * (height - bottom - top)
+    y = lambda t: height - bottom - (math.log10(t) - low) / (high - low) * (height - bottom - top)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
              f'font-family="sans-serif" font-size="12">',
              f'<text x="{left}" y="18">Time to accuracy against workers, {cpus} CPUs</text>',
@@ -80,12 +83,13 @@ def plot():
              f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
              f'<text x="{(left + width - right) / 2}" y="{height - 12}" text-anchor="middle">workers</text>',
              f'<text x="14" y="{(top + height - bottom) / 2}" transform="rotate(-90 14 {(top + height - bottom) / 2})" '
-             f'text-anchor="middle">seconds from the command</text>']
+             f'text-anchor="middle">seconds from the command (log scale)</text>']
     for w in workers:
         parts.append(f'<text x="{x(w):.1f}" y="{height - bottom + 16}" text-anchor="middle">{w}</text>')
-    for i in range(5):
-        t = highest * i / 4
-        parts.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:.1f}</text>')
+    ticks = [m * 10 ** e for e in range(math.floor(low), math.ceil(high) + 1) for m in (1, 2, 5)]
+    for t in (t for t in ticks if low <= math.log10(t) <= high):
+        parts.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
+        parts.append(f'<line x1="{left}" y1="{y(t):.1f}" x2="{width - right}" y2="{y(t):.1f}" stroke="#ddd"/>')
     for n, (prefix, column, colour, label) in enumerate(series):
         line = points[(prefix, column)]
         dash = ' stroke-dasharray="5,4"' if column == 1 else ""
