@@ -17,9 +17,10 @@ import (
 )
 
 // A run long enough to last through helm test and two pod deletions: at values.yml's limits, with
-// this test's and the upgrade test's releases training side by side on 2 cores, it took 130 s
-// here, pod restarts included, and the new worker 1 has tens of seconds to rejoin and train.
-const longRun = 60000
+// this test's and the upgrade test's releases training side by side on 2 cores, 60,000 steps took
+// 130 s here, pod restarts included. With 18 scenarios in parallel, at about 660 global steps/s, a
+// run of 60,000 ended during helm test's pod start and during helm upgrade's pod replacements.
+const longRun = 100000
 
 // longRunValues are the values of such a run: longRun global steps, asynchronous. These
 // scenarios are about faults and upgrades, not the mode; asynchronous workers on kind's shared
