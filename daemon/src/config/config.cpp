@@ -268,7 +268,7 @@ const std::vector<Key>& keys() {
        "progress line every N steps"},
       {"evalEverySteps",
        [](Config& c, const std::string& v) { c.evalEverySteps = parseInt(v, 0, kMaxInt64); },
-       "worker 0 logs test accuracy every N local steps (0: only at the end)"},
+       "worker 0 logs test accuracy every N global steps (0: only at the end)"},
       {"seed",
        [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
        "initialisation and shuffling seed", Kind::kValue,
