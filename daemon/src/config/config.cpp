@@ -481,8 +481,13 @@ std::map<std::string, std::string> processEnvironment() {
   return env;
 }
 
+int concurrentWorkers(const Config& config, std::optional<int> sharedCpus) {
+  if (config.concurrentWorkers != Config::kUnset) return config.concurrentWorkers;
+  return sharedCpus && config.workers > *sharedCpus ? *sharedCpus : 0;
+}
+
 bool synchronous(const Config& config) {
-  if (config.consistency == Consistency::kAuto) return config.concurrentWorkers <= 0;
+  if (config.consistency == Consistency::kAuto) return concurrentWorkers(config) == 0;
   return config.consistency == Consistency::kSync;
 }
 
