@@ -196,16 +196,6 @@ std::optional<int> chosenHttpPort(const std::vector<std::string>& args,
   return chosen ? std::optional<int>(settings.httpPort) : std::nullopt;
 }
 
-// How many workers ps 0 lets compute at once (ps::StepGate), unless the user chose: all (0) when
-// each has a CPU of its own, which makes the run synchronous unless the user chose otherwise
-// (config::synchronous); else as many as this machine has CPUs, asynchronously. More only make
-// each compute on older parameters: with 8 workers on 2 cores, a push's staleness is 1.0 global
-// step at 2 and 1.7 at 3, for the same time to 0.85.
-int concurrentWorkers(const config::Config& settings) {
-  if (settings.concurrentWorkers != config::Config::kUnset) return settings.concurrentWorkers;
-  return settings.workers <= cpuLimit() ? 0 : cpuLimit();
-}
-
 // The thread that copies the data set for the workers that wait their turn runs only on CPU
 // time the training leaves idle (SCHED_IDLE): at a nice value it still delays the first workers'
 // replies to each other. 8 workers on 2 cores, time to 0.85 against 2 workers' (medians of 7):
@@ -408,7 +398,8 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   const auto summaryPath = takeSummaryFlag(args);
   const bool keepServing = takeSwitch(args, "--keep-serving");
   auto settings = config::load({args, config::processEnvironment()});
-  settings.concurrentWorkers = concurrentWorkers(settings);  // for every child alike
+  // Decided once, for every child alike: the workers share this machine's CPUs.
+  settings.concurrentWorkers = config::concurrentWorkers(settings, cpuLimit());
   // A missing data set is reported once, here.
   const bool compressed = data::isCompressed(data::findMnistFiles(settings.dataDir));
   log::initConsole();

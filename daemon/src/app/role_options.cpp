@@ -1,6 +1,5 @@
 #include "pstrain/app/role_options.hpp"
 
-#include <algorithm>
 #include <chrono>
 
 #include "pstrain/model/layout.hpp"
@@ -36,7 +35,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
                                     settings.optimizer == config::OptimizerKind::kAdam,
                                     std::uint64_t(settings.warmupSteps)};
   // ps 0 alone holds answers back, so every worker's place is decided in one spot.
-  options.concurrentWorkers = index == 0 && !sync ? std::max(settings.concurrentWorkers, 0) : 0;
+  options.concurrentWorkers = index == 0 && !sync ? config::concurrentWorkers(settings) : 0;
   options.shard.syncTimeout =
       std::chrono::milliseconds(std::int64_t(settings.syncTimeoutSeconds * 1e3));
   options.authKey = net::loadAuthKey(settings.authKeyFile);

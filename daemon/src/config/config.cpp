@@ -268,7 +268,7 @@ const std::vector<Key>& keys() {
        "progress line every N steps"},
       {"evalEverySteps",
        [](Config& c, const std::string& v) { c.evalEverySteps = parseInt(v, 0, kMaxInt64); },
-       "worker 0 logs test accuracy every N local steps (0: only at the end)"},
+       "worker 0 logs test accuracy every N global steps (0: only at the end)"},
       {"seed",
        [](Config& c, const std::string& v) { c.seed = std::uint64_t(parseInt(v, 0, kMaxInt64)); },
        "initialisation and shuffling seed", Kind::kValue,
@@ -481,8 +481,13 @@ std::map<std::string, std::string> processEnvironment() {
   return env;
 }
 
+int concurrentWorkers(const Config& config, std::optional<int> sharedCpus) {
+  if (config.concurrentWorkers != Config::kUnset) return config.concurrentWorkers;
+  return sharedCpus && config.workers > *sharedCpus ? *sharedCpus : 0;
+}
+
 bool synchronous(const Config& config) {
-  if (config.consistency == Consistency::kAuto) return config.concurrentWorkers <= 0;
+  if (config.consistency == Consistency::kAuto) return concurrentWorkers(config) == 0;
   return config.consistency == Consistency::kSync;
 }
 

@@ -217,9 +217,7 @@ Client::Exchange Client::collect(float* params) {
     try {
       link.channel->send(net::MessageType::kPull);
       link.awaiting = true;
-    } catch (const ProtocolError&) {
-      throw;
-    } catch (const PeerError& e) {
+    } catch (const UnreachableError& e) {
       link.failure = e.what();
     }
   }

@@ -1,13 +1,11 @@
 #include "pstrain/ps/server.hpp"
 
 #include <algorithm>
-#include <optional>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
-#include "pstrain/common/timestamp.hpp"
 #include "pstrain/net/handshake.hpp"
-#include "pstrain/ps/push_encoding.hpp"
+#include "pstrain/ps/worker_session.hpp"
 
 namespace pstrain::ps {
 
@@ -55,6 +53,8 @@ void Server::stop() {
   checkpointer_.write();
 }
 
+void Server::setRequestHandle(RequestHandle& handle) { handle_ = &handle; }
+
 void Server::serve(net::Channel& channel) {
   const auto hello =
       net::admit(channel, options_.authKey, [this](const net::Hello& h) { admit(h); });
@@ -62,7 +62,7 @@ void Server::serve(net::Channel& channel) {
   channel.setReceiveTimeout(options_.idleTimeoutSeconds);
   observer_.workerArrived(worker, channel.peerName());
   awaitChief(worker);
-  auto state = rule_.shard().state();
+  const auto state = rule_.shard().state();
   // Joined before it is welcomed (a sync step that comes after its welcome waits for it too),
   // until serve() returns, however it ends.
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
@@ -79,86 +79,10 @@ void Server::serve(net::Channel& channel) {
                net::encode(net::Welcome{options_.range.offset, options_.range.count,
                                         state.globalStep, options_.shard.trainSteps,
                                         std::uint32_t(options_.httpPort)}));
-
-  // The step of the parameters this worker was sent last: its next gradient's.
-  std::uint64_t sentStep = state.paramsStep;
-  // Inside the gate from an answer until the worker's request that ends its turn.
-  StepGate::Place place(gate_);
-  // Answers a pull or a push with the parameters after it, and how long the ps held it. An
-  // answer that waited at the gate carries the parameters as they are when it goes.
-  auto answer = [&](UpdateRule::Answer given) {
-    auto& result = given.result;
-    const auto start = std::chrono::steady_clock::now();
-    const bool held = !result.done && place.enter();
-    if (held) {
-      auto now = rule_.shard().read();
-      result.params = std::move(now.params);
-      result.paramsStep = now.paramsStep;
-    }
-    sentStep = result.paramsStep;
-    const double seconds = given.seconds + secondsSince(start);
-    const auto part = members_.divisionOf(worker);
-    channel.send(net::MessageType::kParams,
-                 net::encode(net::Params{result.globalStep, result.applied, result.done,
-                                         std::uint32_t(seconds * 1e6), held, part.rank,
-                                         part.workers}),
-                 result.params.get(), options_.range.count);
-  };
-  std::optional<PushEncoding> encoding;  // of this worker's latest push
-  for (;;) {
-    const auto& frame = channel.receive();
-    // The worker's step is over once its next request is here (a push: once it is applied).
-    if (frame.type != net::MessageType::kPush) place.leave();
-    switch (frame.type) {
-      case net::MessageType::kPull:
-        answer(rule_.pull());
-        break;
-      case net::MessageType::kPush: {
-        auto push = net::decodePush(frame.fields);
-        if (!encoding || encoding->batch() != push.batch) {
-          encoding.emplace(options_.layout, options_.range, push.batch);
-        }
-        encoding->expectValues(frame.valueCount);
-        auto gradient = gradients_->take();
-        if (encoding->dense()) {
-          channel.receiveValues(gradient.get(), options_.range.count);
-        } else {
-          auto values = gradients_->take();
-          channel.receiveValues(values.get(), encoding->valueCount());
-          encoding->decode(values.get(), gradient.get());
-        }
-        auto given = rule_.push(worker, push.localStep, push.loss, gradient.get(), sentStep);
-        place.leave();
-        gradient.reset();
-        answer(given);
-        break;
-      }
-      case net::MessageType::kShardCopy: {
-        auto copy = net::decodeShardCopy(frame.fields);
-        if (copy.globalStep == 0 || copy.globalStep > options_.shard.trainSteps) {
-          throw ProtocolError("a shard copy at global step " + std::to_string(copy.globalStep) +
-                              " in a run of " + std::to_string(options_.shard.trainSteps));
-        }
-        auto values = gradients_->take();
-        channel.receiveValues(values.get(), options_.range.count);
-        rule_.adopt(worker, copy.globalStep, values.get());
-        break;
-      }
-      case net::MessageType::kDone: {
-        auto done = net::decodeDone(frame.fields);
-        observer_.workerFinished(worker, done.localSteps);
-        auto now = rule_.shard().state();
-        channel.send(net::MessageType::kStatusReply,
-                     net::encode(net::StatusReply{Role::kPs,
-                                                  std::uint32_t(options_.index),
-                                                  now.globalStep, now.done}));
-        break;
-      }
-      default:
-        throw ProtocolError("a ps does not accept " + net::messageName(frame.type) +
-                            " messages after the handshake");
-    }
-  }
+  const WorkerSession::Shared shared{options_.index, options_.range,  options_.layout,
+                                     options_.shard.trainSteps, *handle_, rule_.shard(),
+                                     gate_, members_, *gradients_, observer_};
+  WorkerSession(shared, channel, worker, state.paramsStep).serve();
 }
 
 void Server::admit(const net::Hello& hello) const {

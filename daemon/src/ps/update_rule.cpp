@@ -25,15 +25,14 @@ UpdateRule::Answer UpdateRule::pull() {
   return {std::move(result), seconds};
 }
 
-UpdateRule::Answer UpdateRule::push(std::uint32_t worker, std::uint64_t localStep, float loss,
-                                    const float* gradient, std::uint64_t basedOn) {
+UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
   ++pushesReporting_;
   const auto start = std::chrono::steady_clock::now();
-  auto result = shard_.push(worker, gradient, basedOn);
+  auto result = shard_.push(request.worker, request.gradient, request.basedOn);
   const double seconds = secondsSince(start);
-  observer_.pushed(worker, localStep, seconds);
+  observer_.pushed(request.worker, request.localStep, seconds);
   if (result.applied) observer_.pushApplied(result.staleness);
-  if (result.advanced) advanced(result, localStep, loss, worker);
+  if (result.advanced) advanced(result, request.localStep, request.loss, request.worker);
   // The pushes applied with the last step (a batch, a sync step) report from threads of their
   // own: the last of them to leave reports the end, so that every push is in its summary.
   if (--pushesReporting_ == 0 && endToReport_.exchange(false)) {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <memory>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -14,6 +15,7 @@
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/timestamp.hpp"
+#include "pstrain/model/layout.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/push_encoding.hpp"
 #include "pstrain/worker/batch_sampler.hpp"
@@ -383,6 +385,44 @@ static void trainFiveStepsAndLeave(InProcessCluster& cluster, int index, std::ve
   for (std::uint64_t step = 1; step <= 5; ++step) {
     BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
   }
+}
+
+// A request handle that answers every pull and push with the same parameters at global step 3,
+// applying nothing, and counts the pushes.
+class FixedAnswers : public ps::RequestHandle {
+ public:
+  explicit FixedAnswers(size_t count)
+      : values_(std::make_shared<std::vector<float>>(count, 7.0f)) {}
+
+  Answer pull() override { return {{3, false, false, false, 0, 0, params(), 3, 0}, 0}; }
+  Answer push(const ps::PushRequest&) override {
+    ++pushes;
+    return pull();
+  }
+  void adopt(std::uint32_t, std::uint64_t, const float*) override {}
+
+  std::atomic<int> pushes{0};
+
+ private:
+  ps::Shard::Params params() const { return {values_, values_->data()}; }
+
+  std::shared_ptr<std::vector<float>> values_;
+};
+
+CLUSTER_TEST(a_ps_hands_its_workers_requests_to_the_request_handle_set) {
+  FixedAnswers handle(model::Layout::mnist({16}).parameterCount());  // outlives the channels
+  InProcessCluster cluster(Over::kTransport, flags(1, 1, 10));
+  cluster.startPs(0);
+  cluster.server(0).setRequestHandle(handle);
+  auto worker = cluster.client(0);
+  worker->connect();
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params(gradient.size());
+  BOOST_TEST(worker->pull(params.data()).globalStep == 3u);
+  BOOST_TEST(std::all_of(params.begin(), params.end(), [](float v) { return v == 7.0f; }));
+  BOOST_TEST(!worker->pushPull(ps::Gradient(gradient.data()), params.data(), 1, 0).applied);
+  BOOST_TEST(handle.pushes == 1);
+  BOOST_TEST(cluster.server(0).globalStep() == 0u);  // the update rule saw none of it
 }
 
 CLUSTER_TEST(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave) {

@@ -53,8 +53,7 @@ struct Config {
   // In sync mode, the learning rate follows the gradients a step averages (learningRateScale()).
   bool scaleLearningRate = true;
   std::int64_t warmupSteps = 100;
-  // How many workers compute at once (ps::StepGate); 0: all of them; kUnset until configured,
-  // which a ps takes as 0 and `pstrain local` decides from the CPUs its processes share.
+  // As configured, kUnset if not: read it through concurrentWorkers() below.
   static constexpr int kUnset = -1;
   int concurrentWorkers = kUnset;
   std::int64_t logEverySteps = 1;
@@ -81,8 +80,16 @@ Config load(const Sources& sources);
 // completion records of another run are not resumed.
 std::uint64_t runFingerprint(const Config& config);
 
-// Whether the run is synchronous. Auto: sync unless a bound on the workers that compute at once
-// is configured (then asynchronous within it). Every worker computing at once on a core of its
+// How many workers compute at once in asynchronous mode (ps::StepGate, kept by ps 0; 0: all of
+// them): as configured, else all when each has a CPU of its own, else as many as the CPUs they
+// share. `sharedCpus`: those of the one machine every worker runs on (`pstrain local`); none
+// for workers on nodes of their own (pods). More than the CPUs only make each compute on older
+// parameters: with 8 workers on 2 cores, a push's staleness is 1.0 global step at 2 and 1.7 at
+// 3, for the same time to 0.85.
+int concurrentWorkers(const Config& config, std::optional<int> sharedCpus = std::nullopt);
+
+// Whether the run is synchronous. Auto: sync unless concurrentWorkers() bounds the workers that
+// compute at once (then asynchronous within it). Every worker computing at once on a core of its
 // own (a pod each, or `pstrain local` with no more workers than CPUs) reaches a target accuracy
 // sooner in sync mode with the learning rate scaled to the step's gradients, as workers are
 // added; asynchronous workers push gradients about W - 1 steps old and need about W times the

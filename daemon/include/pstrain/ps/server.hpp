@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "pstrain/net/message.hpp"
 #include "pstrain/ps/checkpointer.hpp"
 #include "pstrain/ps/membership.hpp"
+#include "pstrain/ps/request_handle.hpp"
 #include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 #include "pstrain/ps/step_gate.hpp"
@@ -41,9 +43,10 @@ struct ServerOptions {
 };
 
 // A parameter server's serving loop: serves each worker's channel, whatever carries it (TCP or
-// in-process): the handshake, waiting for the chief, then pulls, pushes and done, each handed to
-// the update rule. Each applied push is one global step; after the last the ps goes on answering
-// (with the final parameters) until stopped. Its checkpointer restores the shard of this run when
+// in-process): the handshake, waiting for the chief, the welcome, then the worker's requests
+// (WorkerSession), each handed to the request handle: the update rule unless another is set.
+// Each applied push is one global step; after the last the ps goes on answering (with the final
+// parameters) until stopped. Its checkpointer restores the shard of this run when
 // the ps starts, and checkpoints it periodically, at the last step and on stop().
 class Server {
  public:
@@ -51,6 +54,10 @@ class Server {
 
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
+
+  // The channels served from now on hand their requests to `handle` instead of the update
+  // rule, as ps-lite's KVServer::set_request_handle; it must outlive them.
+  void setRequestHandle(RequestHandle& handle);
 
   // Serves one worker until its channel ends; throws ProtocolError for a peer that breaks the
   // protocol (net::runSession tells it why).
@@ -76,6 +83,8 @@ class Server {
   ServerOptions options_;  // its initial values and optimizer are moved into the update rule
   ServerObserver& observer_;
   UpdateRule rule_;
+  // Read when a channel is welcomed; set while others are served (setRequestHandle).
+  std::atomic<RequestHandle*> handle_{&rule_};
   Checkpointer checkpointer_;  // after rule_: its thread ends before the shard does
   StepGate gate_;
   Membership members_;

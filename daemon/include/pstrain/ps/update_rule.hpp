@@ -9,27 +9,21 @@
 #include <vector>
 
 #include "pstrain/ps/optimizer.hpp"
+#include "pstrain/ps/request_handle.hpp"
 #include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
 
-// What a pull and a push do to a ps's shard, as ps-lite's request handle: a push's gradient
+// The ps's default request handle, as ps-lite's KVServerDefaultHandle: a push's gradient
 // becomes a global step of the shard (Shard: the optimizer, combining, the sync barrier), the
 // step is reported, and the last step ends training: the clock stops and `completed` runs (the
-// final checkpoint). The serving loop hands
-// it requests and knows nothing of the optimizer.
-class UpdateRule {
+// final checkpoint). The serving loop hands it requests and knows nothing of the optimizer.
+class UpdateRule : public RequestHandle {
  public:
   struct Options {
     int index = 0;  // of the ps, for its log lines
     Shard::Options shard;
-  };
-
-  // The parameters a request is answered with, and how long the ps held it.
-  struct Answer {
-    Shard::StepResult result;
-    double seconds;
   };
 
   UpdateRule(Options options, std::vector<float> initial, std::unique_ptr<Optimizer> optimizer,
@@ -42,15 +36,10 @@ class UpdateRule {
   // under way.
   void startClock();
 
-  Answer pull();
-  // `worker`'s gradient of its step `localStep`, whose loss was `loss`, computed on the
-  // parameters at global step `basedOn`.
-  Answer push(std::uint32_t worker, std::uint64_t localStep, float loss, const float* gradient,
-              std::uint64_t basedOn);
-
-  // `worker`'s copy of the shard at `globalStep`, offered to a ps that came back without its
-  // checkpoint: adopted if the shard has taken no gradient yet (Shard::adopt), else ignored.
-  void adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values);
+  Answer pull() override;
+  Answer push(const PushRequest& request) override;
+  // Adopted if the shard has taken no gradient yet (Shard::adopt), else ignored.
+  void adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) override;
 
   // Applies no push from now on and releases those waiting at the sync barrier.
   void stop() { shard_.close(); }
