@@ -6,9 +6,12 @@
 #include <csignal>
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <random>
 #include <thread>
 
 #include "pstrain/app/child_process.hpp"
+#include "pstrain/common/error.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
 #include "support/idx_files.hpp"
@@ -89,6 +92,63 @@ void killChild(const TempDir& logs, const std::string& name, int signal) {
   BOOST_REQUIRE_MESSAGE(!started.empty(), "no started event in " << name << "/events.jsonl");
   const auto pid = pid_t(started.back()->getValue<long>("pid"));
   BOOST_REQUIRE_MESSAGE(::kill(pid, signal) == 0, "no process " << name << " to kill");
+}
+
+// What `pstrain local` (2 ps, 3 workers, asynchronous) did while a child chosen at random (seeded)
+// was killed with SIGKILL every `period` until the run completed.
+struct KilledRun {
+  Run run;
+  int kills = 0;                  // signals delivered: a child in its restart delay is not hit
+  std::map<std::string, int> restarts;  // the launcher's restarted events, per child
+  double seconds = 0;
+};
+
+KilledRun runKillingEvery(const TempDir& logs, int steps, std::chrono::milliseconds period,
+                          std::chrono::seconds limit) {
+  std::vector<std::string> argv{pstrainBinary()};
+  auto args = localArgs(logs, Mode::kAsync);
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), {"--workers", "3", "--train-steps", std::to_string(steps)});
+  const auto start = std::chrono::steady_clock::now();
+  pstrain::app::ChildProcess launcher(argv, logs.file("launcher.out"), logs.file("launcher.err"));
+  const std::vector<std::string> children{"ps-0", "ps-1", "worker-0", "worker-1", "worker-2"};
+  std::mt19937 random(38);
+  KilledRun killed;
+  for (auto next = start + period; !launcher.poll(); next += period) {
+    BOOST_REQUIRE_MESSAGE(std::chrono::steady_clock::now() - start < limit,
+                          "not complete after " << limit.count() << " s");
+    std::this_thread::sleep_until(next);  // the kills' schedule
+    const auto& name = children[random() % children.size()];
+    auto started = lastEventOf(logs.file(name), "started");  // its current process, if any
+    if (started && ::kill(pid_t(started->getValue<long>("pid")), SIGKILL) == 0) ++killed.kills;
+  }
+  killed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  BOOST_REQUIRE_MESSAGE(*launcher.poll() == 0, readText(logs.file("launcher.err")));
+  killed.run = summaryOf(logs, readText(logs.file("launcher.out")));
+  for (const auto& restarted : eventsOf(logs.path(), "restarted")) {
+    ++killed.restarts[restarted->getValue<std::string>("child")];
+  }
+  BOOST_TEST_MESSAGE(steps << " steps in " << killed.seconds << " s, accuracy "
+                           << killed.run.accuracy << ", " << killed.kills << " kills");
+  for (const auto& [child, count] : killed.restarts) {
+    BOOST_TEST_MESSAGE(child << ": " << count << " restarts");
+  }
+  return killed;
+}
+
+// Every kill was followed by a restart (but one that came as the run ended), and each child that
+// was killed over and over (more than the ten restarts the launcher used to allow) trained on.
+void checkRestartedThroughout(const KilledRun& killed, int steps) {
+  int restarts = 0;
+  int most = 0;
+  for (const auto& [child, count] : killed.restarts) {
+    restarts += count;
+    most = std::max(most, count);
+  }
+  BOOST_TEST(restarts >= killed.kills - 1);
+  BOOST_TEST(most > 10);
+  BOOST_TEST(killed.run.globalStep == steps);
+  BOOST_TEST(killed.run.accuracy >= 0.84);
 }
 
 const Run& baseline() {
@@ -218,4 +278,36 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
                      },
                      std::chrono::seconds(20)));
   BOOST_TEST(!worker->poll().has_value());  // idle, not exited
+}
+
+BOOST_AUTO_TEST_CASE(a_child_killed_every_half_second_until_the_run_completes_costs_only_time) {
+  TempDir logs;
+  constexpr int kKilledSteps = 20000;
+  auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(500),
+                                std::chrono::seconds(400));
+  checkRestartedThroughout(killed, kKilledSteps);
+}
+
+// The run of docs/faults.md, too long for CI: run it by name (tests/bench/repeated_kills.sh).
+BOOST_AUTO_TEST_CASE(a_child_killed_every_second_through_100000_steps,
+                     *boost::unit_test::disabled()) {
+  TempDir logs;
+  constexpr int kKilledSteps = 100000;
+  auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(1000),
+                                std::chrono::seconds(2400));
+  checkRestartedThroughout(killed, kKilledSteps);
+}
+
+BOOST_AUTO_TEST_CASE(a_child_that_fails_at_start_up_stops_the_launcher_with_one_line) {
+  TempDir logs;
+  std::filesystem::create_directories(logs.file("ps-1"));
+  writeFile(logs.file("ps-1/checkpoint.bin"), "not a checkpoint");
+  auto result = runPstrain(localArgs(logs), 60);
+  BOOST_TEST(result.exitCode == pstrain::kExitIo);
+  auto errors = lines(result.err);
+  BOOST_REQUIRE_MESSAGE(errors.size() == 1u, result.err);
+  BOOST_TEST(contains(errors[0], "ps-1 exited with status 5"), errors[0]);
+  BOOST_TEST(contains(errors[0], "checkpoint.bin"), errors[0]);
+  // Started five times, each after a longer delay, before the launcher gave up.
+  BOOST_TEST(eventsOf(logs.path(), "restarted").size() == 4u);
 }
