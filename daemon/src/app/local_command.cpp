@@ -128,7 +128,9 @@ struct Child {
     if (!fs::exists(eventsPath())) return false;
     auto events = observe::readEvents(eventsPath(), eventsFrom);
     return std::any_of(events.begin(), events.end(), [](const auto& event) {
-      return event->template optValue<std::string>("event", "") == "state";
+      return event->template optValue<std::string>("event", "") == "state" &&
+             event->template optValue<std::string>("state", "") !=
+                 observe::stateName(observe::State::kWaiting);
     });
   }
 };
@@ -248,7 +250,11 @@ Child planChild(const std::string& self, const std::vector<std::string>& args,
   if (settings.authKeyFile.empty()) {
     argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
   }
-  return Child{name, argv, dir, false, nullptr};
+  Child child;
+  child.name = name;
+  child.argv = argv;
+  child.dir = dir;
+  return child;
 }
 
 // Every ps and worker as a child process on loopback, each with its own ports and log dir. With
