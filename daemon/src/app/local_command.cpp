@@ -114,9 +114,7 @@ struct Child {
   // Starts it, with childrenMutex held, unless the children are being stopped.
   void start() {
     if (stopping) return;
-    std::error_code absent;
-    eventsFrom = fs::file_size(eventsPath(), absent);
-    if (absent) eventsFrom = 0;
+    eventsFrom = fs::exists(eventsPath()) ? fs::file_size(eventsPath()) : 0;
     process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
   }
 
@@ -395,7 +393,8 @@ Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
         }
         // As a StatefulSet would: the same role, index, ports and log dir, after the delay.
         child.restartAt = std::chrono::steady_clock::now() + *delay;
-        events.emit(observe::event::restarted(child.name, *status, ++child.restarts));
+        events.emit(observe::event::restarted(child.name, *status, ++child.restarts,
+                                              std::chrono::duration<double>(*delay).count()));
       }
     }
     progress.update();
