@@ -276,11 +276,11 @@ BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
   BOOST_TEST(!worker->poll().has_value());  // idle, not exited
 }
 
-BOOST_AUTO_TEST_CASE(a_child_killed_every_half_second_until_the_run_completes_costs_only_time) {
+BOOST_AUTO_TEST_CASE(a_child_killed_every_quarter_second_until_the_run_completes_costs_only_time) {
   TempDir logs;
-  constexpr int kKilledSteps = 10000;
-  auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(500),
-                                std::chrono::seconds(400));
+  constexpr int kKilledSteps = 2 * kSteps;  // time for each child to be killed over ten times
+  auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(250),
+                                std::chrono::seconds(300));
   checkRestartedThroughout(killed, kKilledSteps);
 }
 
