@@ -95,11 +95,19 @@ void killChild(const TempDir& logs, const std::string& name, int signal) {
   BOOST_REQUIRE_MESSAGE(::kill(pid, signal) == 0, "no process " << name << " to kill");
 }
 
+// Whether `pid` is a process that has not ended: a zombie (dead, not yet reaped by the launcher)
+// has, and signalling it kills nothing.
+bool alive(pid_t pid) {
+  const std::string stat = readText("/proc/" + std::to_string(pid) + "/stat");
+  const auto name = stat.rfind(')');  // the state follows the command name in parentheses
+  return name != std::string::npos && name + 2 < stat.size() && stat[name + 2] != 'Z';
+}
+
 // What `pstrain local` (2 ps, 3 workers, asynchronous) did while a child chosen at random (seeded)
 // was killed with SIGKILL every `period` until the run completed.
 struct KilledRun {
   Run run;
-  int kills = 0;  // signals delivered: a child in its restart delay is not hit
+  int kills = 0;  // of live processes: a child in its restart delay is not hit
   std::map<std::string, int> restarts;  // the launcher's restarted events, per child
   double seconds = 0;
 };
@@ -121,7 +129,9 @@ KilledRun runKillingEvery(const TempDir& logs, int steps, std::chrono::milliseco
     std::this_thread::sleep_until(next);  // the kills' schedule
     const auto& name = children[random() % children.size()];
     auto started = lastEventOf(logs.file(name), "started");  // its current process, if any
-    if (started && ::kill(pid_t(started->getValue<long>("pid")), SIGKILL) == 0) ++killed.kills;
+    if (started && alive(pid_t(started->getValue<long>("pid")))) {
+      killed.kills += ::kill(pid_t(started->getValue<long>("pid")), SIGKILL) == 0;
+    }
   }
   killed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   BOOST_REQUIRE_MESSAGE(*launcher.poll() == 0, readText(logs.file("launcher.err")));
