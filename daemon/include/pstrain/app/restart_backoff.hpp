@@ -10,8 +10,9 @@ namespace pstrain::app {
 // completed) ends with a restart after the first delay, however many came before: killing a
 // child that makes progress costs time, never the run. A run that did not doubles the delay (a
 // ps killed again while it restores waits a little longer each time), up to a cap. A child that
-// exits by itself before reaching its work five times in a row (a corrupt checkpoint, a port
-// taken) would only fail again, as would one that reports a configuration or data error at once.
+// exits by itself before reaching its work five times in a row (a corrupt checkpoint, an HTTP
+// port taken) would only fail again, as would one that reports a configuration or data error at
+// once.
 class RestartBackoff {
  public:
   using Delay = std::chrono::milliseconds;
