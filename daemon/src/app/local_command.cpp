@@ -16,6 +16,7 @@
 
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/app/commands.hpp"
+#include "pstrain/app/restart_backoff.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/common/atomic_file.hpp"
@@ -106,20 +107,31 @@ struct Child {
   bool readsCopy = false;  // starts once the plain copy of the data set is written
   std::unique_ptr<ChildProcess> process;  // none until started, and once removed
   int restarts = 0;
+  RestartBackoff backoff;
+  std::optional<std::chrono::steady_clock::time_point> restartAt;  // once exited, to start again
+  std::uintmax_t eventsFrom = 0;  // where the current run's events begin in its events.jsonl
 
   // Starts it, with childrenMutex held, unless the children are being stopped.
   void start() {
-    if (!stopping) process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
+    if (stopping) return;
+    eventsFrom = fs::exists(eventsPath()) ? fs::file_size(eventsPath()) : 0;
+    process = std::make_unique<ChildProcess>(argv, "/dev/null", dir + "/stderr.log");
+  }
+
+  std::string eventsPath() const { return dir + "/" + observe::kEventsFile; }
+
+  // Whether the current run has reported a state (training or completed): it is past reading
+  // its settings, data set and checkpoint, and past reaching the ps.
+  bool reportsWork() const {
+    if (!fs::exists(eventsPath())) return false;
+    auto events = observe::readEvents(eventsPath(), eventsFrom);
+    return std::any_of(events.begin(), events.end(), [](const auto& event) {
+      return event->template optValue<std::string>("event", "") == "state" &&
+             event->template optValue<std::string>("state", "") !=
+                 observe::stateName(observe::State::kWaiting);
+    });
   }
 };
-
-// As a StatefulSet would, a child that dies is started again with the same role, index, ports
-// and log dir; one that reports a configuration or data error would only fail again.
-constexpr int kMaxRestarts = 10;
-
-bool worthRestarting(int status, int restarts) {
-  return status != kExitConfig && status != kExitData && restarts < kMaxRestarts;
-}
 
 std::vector<Child>* runningChildren = nullptr;
 
@@ -226,7 +238,11 @@ Child planChild(const std::string& self, const std::vector<std::string>& args,
   if (settings.authKeyFile.empty()) {
     argv.insert(argv.end(), {"--auth-key-file", makeAuthKeyFile(settings.logDir)});
   }
-  return Child{name, argv, dir, false, nullptr};
+  Child child;
+  child.name = name;
+  child.argv = argv;
+  child.dir = dir;
+  return child;
 }
 
 // Every ps and worker as a child process on loopback, each with its own ports and log dir. With
@@ -348,16 +364,27 @@ Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
       std::lock_guard<std::mutex> lock(childrenMutex);
       for (auto& child : children) {
         if (stopping || !child.process) continue;
+        if (child.restartAt) {
+          if (std::chrono::steady_clock::now() < *child.restartAt) continue;
+          child.restartAt.reset();
+          child.start();
+          continue;
+        }
+        // Polled first: a child that has exited has written all its events.
         auto status = child.process->poll();
+        if (!child.backoff.atWork() && child.reportsWork()) child.backoff.reachedWork();
         if (!status) continue;
-        std::string what = child.name + " exited with status " + std::to_string(*status);
-        if (!worthRestarting(*status, child.restarts)) {
+        auto delay = child.backoff.exited(*status);
+        if (!delay) {
           progress.finish();
-          throw ExitError(what + ": " + lastLine(child.dir + "/stderr.log"),
+          throw ExitError(child.name + " exited with status " + std::to_string(*status) + ": " +
+                              lastLine(child.dir + "/stderr.log"),
                           *status == 0 ? kExitFailure : *status);
         }
-        child.start();
-        events.emit(observe::event::restarted(child.name, *status, ++child.restarts));
+        // As a StatefulSet would: the same role, index, ports and log dir, after the delay.
+        child.restartAt = std::chrono::steady_clock::now() + *delay;
+        events.emit(observe::event::restarted(child.name, *status, ++child.restarts,
+                                              std::chrono::duration<double>(*delay).count()));
       }
     }
     progress.update();

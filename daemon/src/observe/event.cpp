@@ -321,14 +321,16 @@ Event page(const std::string& url) {
       Event("page").text("url", url).line("local", kLineInfo, "worker 0's page: " + url));
 }
 
-Event restarted(const std::string& child, int status, int restart) {
-  return std::move(Event("restarted")
-                       .text("child", child)
-                       .integer("status", std::uint64_t(status))
-                       .integer("restart", std::uint64_t(restart))
-                       .line("local", kLineWarn,
-                             fmt::format("{} exited with status {}; starting it again (restart {})",
-                                         child, status, restart)));
+Event restarted(const std::string& child, int status, int restart, double delaySeconds) {
+  return std::move(
+      Event("restarted")
+          .text("child", child)
+          .integer("status", std::uint64_t(status))
+          .integer("restart", std::uint64_t(restart))
+          .number("delay_s", delaySeconds)
+          .line("local", kLineWarn,
+                fmt::format("{} exited with status {}; starting it again in {:g} s (restart {})",
+                            child, status, delaySeconds, restart)));
 }
 
 Event stopped(const std::string& signal) {

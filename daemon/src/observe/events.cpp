@@ -82,9 +82,10 @@ void Events::awaitReader(std::chrono::milliseconds recent, std::chrono::millisec
   deliveredChanged_.wait_for(lock, timeout, [&] { return delivered_ >= newest; });
 }
 
-std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path) {
+std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path, std::uint64_t from) {
   std::ifstream in(path);
   if (!in) throw IoError("cannot read " + path);
+  in.seekg(std::streamoff(from));
   std::vector<Poco::JSON::Object::Ptr> events;
   for (std::string line; std::getline(in, line);) {
     try {

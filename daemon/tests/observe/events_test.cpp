@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -82,6 +83,18 @@ BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partia
   auto read = readEvents(path);
   BOOST_REQUIRE(read.size() == 1u);
   BOOST_TEST(read[0]->getValue<int>("pid") == 42);
+}
+
+BOOST_AUTO_TEST_CASE(reads_from_a_byte_on_what_a_restarted_process_appended) {
+  TempDir dir;
+  const auto path = dir.file(kEventsFile);
+  { Events("ps", 0, path).emit(event::state(State::kTraining)); }
+  const auto restartedAt = std::filesystem::file_size(path);
+  Events("ps", 0, path)
+      .emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 43));
+  auto read = readEvents(path, restartedAt);
+  BOOST_REQUIRE(read.size() == 1u);
+  BOOST_TEST(read[0]->getValue<std::string>("event") == "started");
 }
 
 BOOST_AUTO_TEST_CASE(since_returns_the_events_after_a_sequence_number) {

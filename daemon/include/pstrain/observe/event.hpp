@@ -118,8 +118,8 @@ Event model(const std::string& modelPath, std::uint64_t globalStep, double testA
 Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<double> accuracy);
 // The launcher serves worker 0's page at `url`.
 Event page(const std::string& url);
-// A child of `pstrain local` ended with `status` and was started again.
-Event restarted(const std::string& child, int status, int restart);
+// A child of `pstrain local` ended with `status` and is started again after `delaySeconds`.
+Event restarted(const std::string& child, int status, int restart, double delaySeconds);
 // The process ends on `signal` (SIGTERM, SIGINT), after its last checkpoint.
 Event stopped(const std::string& signal);
 

@@ -75,9 +75,9 @@ class Events {
   DownsampledSeries accuracy_;
 };
 
-// The events of an events.jsonl file, in order. A line that is not a whole JSON object (the
-// last one of a process killed while writing it) is skipped. Throws IoError when the file
-// cannot be read.
-std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path);
+// The events of an events.jsonl file from byte `from` on (those a process restarted there
+// appended), in order. A line that is not a whole JSON object (the last one of a process killed
+// while writing it) is skipped. Throws IoError when the file cannot be read.
+std::vector<Poco::JSON::Object::Ptr> readEvents(const std::string& path, std::uint64_t from = 0);
 
 }  // namespace pstrain::observe
