@@ -7,13 +7,13 @@
 #include <thread>
 
 #include "pstrain/app/commands.hpp"
+#include "pstrain/app/http_endpoint.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/model/model_file.hpp"
-#include "pstrain/observe/http_endpoint.hpp"
 #include "pstrain/serve/predictor.hpp"
 
 namespace pstrain::app {
@@ -52,8 +52,8 @@ int runServe(const std::vector<std::string>& args) {
   limitBlasThreads(cpuLimit());  // a pod's CPU limit, as the daemon does
   auto logger = log::logger("serve");
   serve::ModelSlot model("no model yet: waiting for " + modelPath);
-  observe::HttpEndpoint http(settings.httpPort, nullptr, &model,
-                             {settings.modelName, settings.corsOrigin});
+  HttpEndpoint http(settings.httpPort, std::nullopt, &model,
+                    {settings.modelName, settings.corsOrigin});
   logger->info(
       "serving {} as model {} on http://0.0.0.0:{}/ (POST /predict, /v2/models/{}/infer, "
       "/v1/models/{}:predict); pid {}",
