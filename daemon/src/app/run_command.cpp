@@ -115,10 +115,18 @@ struct Reports {
 // Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
 constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
 
+// A wait for the Kubernetes API at `api`, recorded as an event (whose line logs it).
+net::Waiting apiWaiting(observe::Events& events, const cluster::KubernetesApi& api) {
+  return [&events, endpoint = api.endpoint.toString()](int attempt, const std::string& failure) {
+    events.emit(observe::event::apiWaiting(endpoint, attempt, failure));
+  };
+}
+
 // Worker 0, once the run has completed (trained now, or found completed on a restart), scales the
 // StatefulSets the settings name to 0, its own last, so that the run's pods release their
 // resources; the model stays where the log volume keeps it.
-void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement) {
+void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement,
+                           observe::Events& events) {
   if (placement.index != 0 || settings.scaleDownOnCompletion.empty()) return;
   const auto env = config::processEnvironment();
   const auto deadline = std::chrono::steady_clock::now() +
@@ -129,8 +137,9 @@ void scaleDownOnCompletion(const config::Config& settings, const cluster::Placem
     for (const auto& name : settings.scaleDownOnCompletion) {
       logger->info("Worker 0: run completed, scaling StatefulSet {} to 0", name);
       log::flush();
-      cluster::scaleToZero(cluster::inClusterApi(env, kCredentialsDir),
-                           envOr(env, "POD_NAMESPACE"), name, deadline);
+      const auto api = cluster::inClusterApi(env, kCredentialsDir);
+      cluster::scaleToZero(api, envOr(env, "POD_NAMESPACE"), name, deadline,
+                           apiWaiting(events, api));
     }
   } catch (const Error& e) {
     // The run is complete all the same: a restart would only fail again, so stay up, idle.
@@ -161,7 +170,7 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
         observe::event::alreadyCompleted(placement.index, std::to_string(runId), *step));
     reports.progress.setState(observe::State::kCompleted);
     serveModelFile(model, settings.logDir + "/model.bin");
-    scaleDownOnCompletion(settings, placement);
+    scaleDownOnCompletion(settings, placement, reports.events);
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
@@ -217,20 +226,22 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   reports.progress.setState(observe::State::kCompleted);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
-  scaleDownOnCompletion(settings, placement);
+  scaleDownOnCompletion(settings, placement, reports.events);
   idleUntilTerminated();
 }
 
 // The settings with runId taken from the cluster when the chart left it to the pods: the UID of
 // the release's ConfigMap, which every ps and worker of one install reads alike.
-config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env) {
+config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env,
+                         observe::Events& events) {
   if (settings.runId.empty() && !settings.runIdConfigMap.empty()) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(settings.peerTimeoutSeconds));
-    settings.runId = cluster::configMapUid(cluster::inClusterApi(env, kCredentialsDir),
-                                           envOr(env, "POD_NAMESPACE"), settings.runIdConfigMap,
-                                           deadline);
+    const auto api = cluster::inClusterApi(env, kCredentialsDir);
+    settings.runId = cluster::configMapUid(api, envOr(env, "POD_NAMESPACE"),
+                                           settings.runIdConfigMap, deadline,
+                                           apiWaiting(events, api));
     log::logger("app")->info("run id {}: the UID of ConfigMap {}", settings.runId,
                              settings.runIdConfigMap);
   }
@@ -243,11 +254,13 @@ int runDaemon(const std::vector<std::string>& args) {
   auto env = config::processEnvironment();
   auto loaded = config::load({args, env});
   log::init(loaded.logDir, loaded.logToStdout);
-  const auto settings = withRunId(std::move(loaded), env);
+  // Placed before the run id is read (where a process stands does not depend on it), so that
+  // a wait for the Kubernetes API is recorded as an event.
   const auto placement =
-      cluster::place(settings, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
+      cluster::place(loaded, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
   observe::Events events(roleName(placement.role), placement.index,
-                         settings.logDir + "/" + observe::kEventsFile);
+                         loaded.logDir + "/" + observe::kEventsFile);
+  const auto settings = withRunId(std::move(loaded), env, events);
   handleTerminationSignals([&events](int signal) {
     const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     events.emit(observe::event::stopped(name));

@@ -14,6 +14,7 @@
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/model/model_file.hpp"
+#include "pstrain/observe/events.hpp"
 #include "pstrain/serve/predictor.hpp"
 
 namespace pstrain::app {
@@ -45,8 +46,9 @@ int runServe(const std::vector<std::string>& args) {
   if (modelPath.empty()) throw ConfigError(usage);
   const auto settings = config::load({settingArgs, config::processEnvironment()});
   log::initConsole();
-  handleTerminationSignals([](int signal) {
-    log::logger("serve")->info("received {}, exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  observe::Events events("serve", 0);  // for the lines of its events; kept in memory only
+  handleTerminationSignals([&events](int signal) {
+    events.emit(observe::event::stopped(signal == SIGTERM ? "SIGTERM" : "SIGINT"));
     return kExitOk;
   });
   limitBlasThreads(cpuLimit());  // a pod's CPU limit, as the daemon does

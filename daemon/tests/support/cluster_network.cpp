@@ -23,9 +23,9 @@ class Loopback : public ClusterNetwork {
   net::Endpoint psEndpoint(int index) const override {
     return {"ps-" + std::to_string(index), 8000};
   }
-  void listen(int index, const ps::Server&, net::TrafficCounters*, net::Rejected,
+  void listen(int index, const ps::Server&, net::TrafficCounters*, net::Rejected rejected,
               net::Serve serve) override {
-    network_.listen(psEndpoint(index).toString(), std::move(serve));
+    network_.listen(psEndpoint(index).toString(), std::move(serve), std::move(rejected));
   }
   void close(int index) override { network_.close(psEndpoint(index).toString()); }
   net::Dialer dialer(int worker, net::TrafficCounters*) override {
