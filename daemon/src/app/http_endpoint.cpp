@@ -188,7 +188,9 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return serve::methodNotAllowed("GET, HEAD",
                                      "only GET here (POST is for the model server's routes)");
     }
-    if (path == "/") return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(observe::kPageHtml)};
+    if (path == "/") {
+      return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(observe::kPageHtml)};
+    }
     if (path == "/healthz") return {HTTPResponse::HTTP_OK, "text/plain", "ok\n"};
     if (path == "/readyz") return readiness();
     if (path == "/metrics") {

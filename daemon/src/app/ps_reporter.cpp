@@ -85,8 +85,8 @@ void PsReporter::stepApplied(const Step& step) {
   progress_.recordStep(step.globalStep, step.loss);
   workers_.lossOf(step.worker, step.loss);
   if (step.syncWorkers > 0 && step.averaged < step.syncWorkers) {
-    events_.emit(event::averaged(index_, step.globalStep, step.averaged,
-                                           step.syncWorkers, step.syncTimeoutMs));
+    events_.emit(event::averaged(index_, step.globalStep, step.averaged, step.syncWorkers,
+                                 step.syncTimeoutMs));
   }
   if (step.globalStep % std::uint64_t(logEverySteps_) == 0 || step.done) {
     double staleness = 0;

@@ -17,7 +17,7 @@ WorkerReporter::WorkerReporter(int index, int logEverySteps, observe::Progress& 
 void WorkerReporter::connected(const net::Endpoint& ps, const net::Welcome& welcome) {
   progress_.setPsHttp({ps.toString(), ps.host, int(welcome.httpPort)});
   events_.emit(event::psConnected(index_, ps.toString(), welcome.offset, welcome.count,
-                                             welcome.globalStep));
+                                  welcome.globalStep));
   std::lock_guard<std::mutex> lock(mutex_);
   peers_.push_back(observe::psPeer(ps.toString()));
   progress_.setPeers(peers_);

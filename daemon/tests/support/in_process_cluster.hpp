@@ -31,7 +31,8 @@ class InProcessCluster {
   // What one ps or worker reports, as the daemon keeps it.
   struct Reports {
     Reports(Role role, int index, std::uint64_t trainSteps)
-        : events(roleName(role), index), progress(role, index, trainSteps, events),
+        : events(roleName(role), index),
+          progress(role, index, trainSteps, events),
           meters(role, index) {}
     // Its /status.
     std::string status() const;

@@ -35,7 +35,7 @@ class Progress {
 
   std::uint64_t globalStep() const { return globalStep_; }
   std::uint64_t localStep() const { return localStep_; }
-  float loss() const { return loss_; }               // NaN until known
+  float loss() const { return loss_; }                   // NaN until known
   double testAccuracy() const { return testAccuracy_; }  // NaN until known
   // Global steps per second over the last second or so; 0 unless training.
   double stepsPerSecond() const;

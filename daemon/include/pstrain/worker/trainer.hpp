@@ -61,8 +61,8 @@ class Trainer {
   // The part of the training set this worker samples from: it changes as workers join and leave.
   struct Part {
     BatchSampler sampler;
-    size_t total;                                // examples in the training set
-    ps::Membership::Division division{0, 0};     // none yet
+    size_t total;                             // examples in the training set
+    ps::Membership::Division division{0, 0};  // none yet
   };
 
   // Pulls every ps's parameters into params_; the global step they are at.
