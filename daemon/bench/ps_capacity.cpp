@@ -132,12 +132,15 @@ int main(int argc, char** argv) {
     for (const auto& host : settings.psHosts) ps.push_back(net::parseEndpoint(host));
 
     observe::Events events("worker", 0);  // kept in memory only
-    std::vector<std::unique_ptr<observe::Metrics>> metrics;
+    std::vector<std::unique_ptr<observe::Progress>> progress;
+    std::vector<std::unique_ptr<observe::Meters>> meters;
     std::vector<std::unique_ptr<app::WorkerReporter>> reporters;
     std::vector<std::unique_ptr<ps::Client>> links;
     for (int i = 0; i < clients; ++i) {
-      metrics.push_back(std::make_unique<observe::Metrics>(Role::kWorker, i, 0, events));
-      reporters.push_back(std::make_unique<app::WorkerReporter>(i, 1, *metrics.back()));
+      progress.push_back(std::make_unique<observe::Progress>(Role::kWorker, i, 0, events));
+      meters.push_back(std::make_unique<observe::Meters>(Role::kWorker, i));
+      reporters.push_back(
+          std::make_unique<app::WorkerReporter>(i, 1, *progress.back(), *meters.back(), events));
       links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
                                                    net::tcpDialer(nullptr), *reporters.back()));
       links.back()->connect();

@@ -70,13 +70,10 @@ worker::TrainerOptions trainerOptions(const config::Config& settings, int index)
 }
 
 net::Listener::Options listenerOptions(const ps::Server& server, int port,
-                                       observe::Metrics& metrics) {
-  return net::Listener::Options{
-      "ps", port, server.maxPayload(), net::helloFrameBytes(), kHandshakeSeconds,
-      &metrics.traffic, [&metrics](const std::string& address, const std::string& reason) {
-        ++metrics.rejectedConnections;
-        metrics.events().emit(observe::event::rejected(address, reason));
-      }};
+                                       net::TrafficCounters* traffic,
+                                       net::Rejected rejected) {
+  return net::Listener::Options{"ps", port, server.maxPayload(), net::helloFrameBytes(),
+                                kHandshakeSeconds, traffic, std::move(rejected)};
 }
 
 }  // namespace pstrain::app

@@ -9,6 +9,7 @@
 
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/completion_record.hpp"
+#include "pstrain/app/http_endpoint.hpp"
 #include "pstrain/app/ps_reporter.hpp"
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/app/signals.hpp"
@@ -28,7 +29,11 @@
 #include "pstrain/model/model_file.hpp"
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/listener.hpp"
-#include "pstrain/observe/http_endpoint.hpp"
+#include "pstrain/observe/meters.hpp"
+#include "pstrain/observe/progress.hpp"
+#include "pstrain/observe/prometheus_exposition.hpp"
+#include "pstrain/observe/status_json.hpp"
+#include "pstrain/observe/worker_roster.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/serve/predictor.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -42,8 +47,8 @@ std::string envOr(const std::map<std::string, std::string>& env, const char* nam
 }
 
 // What the run trains, as the page's summary shows it.
-observe::Metrics::Run runOf(const config::Config& settings) {
-  observe::Metrics::Run run;
+observe::Progress::Run runOf(const config::Config& settings) {
+  observe::Progress::Run run;
   run.dataDir = settings.dataDir;
   run.layers = {model::kMnistInputs};
   run.layers.insert(run.layers.end(), settings.hiddenUnits.begin(), settings.hiddenUnits.end());
@@ -56,15 +61,52 @@ observe::Metrics::Run runOf(const config::Config& settings) {
   return run;
 }
 
+// What one process reports, each to its reader: the record of events, the progress, the meters
+// and a ps's roster of workers; /metrics and /status render them.
+struct Reports {
+  Reports(const config::Config& settings, const cluster::Placement& placement,
+          observe::Events& record)
+      : events(record),
+        progress(placement.role, placement.index, std::uint64_t(settings.trainSteps), record),
+        meters(placement.role, placement.index),
+        exposition(progress, meters) {}
+
+  // What the HTTP endpoint shows of them.
+  HttpEndpoint::Pages pages() {
+    HttpEndpoint::Pages pages;
+    pages.metrics = [this] { return exposition.text(); };
+    pages.state = [this] { return progress.state(); };
+    pages.events = &events;
+    if (progress.role() == Role::kPs) {
+      pages.status = [this] { return observe::statusJson(progress, &workers, &meters); };
+    } else {
+      pages.status = [this] { return observe::statusJson(progress); };
+      pages.psHttp = [this] { return progress.psHttp(); };
+    }
+    return pages;
+  }
+
+  observe::Events& events;
+  observe::Progress progress;
+  observe::Meters meters;
+  observe::WorkerRoster workers;  // a ps's
+  observe::PrometheusExposition exposition;
+};
+
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
-                        observe::Metrics& metrics, int httpPort) {
+                        Reports& reports, int httpPort) {
   auto options = serverOptions(settings, placement.index);
   options.httpPort = httpPort;
-  PsReporter reporter(placement.index, int(settings.logEverySteps), metrics);
+  PsReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
+                      reports.meters, reports.workers, reports.events);
   ps::Server server(std::move(options), reporter);
-  net::Listener listener(listenerOptions(server, placement.listenPort, metrics),
-                         [&server](net::Channel& channel) { server.serve(channel); });
-  metrics.events().emit(observe::event::listening(placement.index, listener.port()));
+  net::Listener listener(
+      listenerOptions(server, placement.listenPort, &reports.meters.traffic,
+                      [&reporter](const std::string& address, const std::string& reason) {
+                        reporter.rejected(address, reason);
+                      }),
+      [&server](net::Channel& channel) { server.serve(channel); });
+  reports.events.emit(observe::event::listening(placement.index, listener.port()));
   log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });
   idleUntilTerminated();
@@ -73,10 +115,18 @@ observe::Metrics::Run runOf(const config::Config& settings) {
 // Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
 constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
 
+// A wait for the Kubernetes API at `api`, recorded as an event (whose line logs it).
+net::Waiting apiWaiting(observe::Events& events, const cluster::KubernetesApi& api) {
+  return [&events, endpoint = api.endpoint.toString()](int attempt, const std::string& failure) {
+    events.emit(observe::event::apiWaiting(endpoint, attempt, failure));
+  };
+}
+
 // Worker 0, once the run has completed (trained now, or found completed on a restart), scales the
 // StatefulSets the settings name to 0, its own last, so that the run's pods release their
 // resources; the model stays where the log volume keeps it.
-void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement) {
+void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement,
+                           observe::Events& events) {
   if (placement.index != 0 || settings.scaleDownOnCompletion.empty()) return;
   const auto env = config::processEnvironment();
   const auto deadline = std::chrono::steady_clock::now() +
@@ -87,8 +137,9 @@ void scaleDownOnCompletion(const config::Config& settings, const cluster::Placem
     for (const auto& name : settings.scaleDownOnCompletion) {
       logger->info("Worker 0: run completed, scaling StatefulSet {} to 0", name);
       log::flush();
-      cluster::scaleToZero(cluster::inClusterApi(env, kCredentialsDir),
-                           envOr(env, "POD_NAMESPACE"), name, deadline);
+      const auto api = cluster::inClusterApi(env, kCredentialsDir);
+      cluster::scaleToZero(api, envOr(env, "POD_NAMESPACE"), name, deadline,
+                           apiWaiting(events, api));
     }
   } catch (const Error& e) {
     // The run is complete all the same: a restart would only fail again, so stay up, idle.
@@ -108,18 +159,18 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
 }
 
 [[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
-                            observe::Metrics& metrics, serve::ModelSlot* model) {
+                            Reports& reports, serve::ModelSlot* model) {
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
   const bool chief = placement.index == 0;
   const auto runId = config::runFingerprint(settings);
   if (auto step = completedGlobalStep(settings.checkpointDir, runId)) {
-    metrics.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
-    metrics.events().emit(
+    reports.progress.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
+    reports.events.emit(
         observe::event::alreadyCompleted(placement.index, std::to_string(runId), *step));
-    metrics.setState(observe::State::kCompleted);
+    reports.progress.setState(observe::State::kCompleted);
     serveModelFile(model, settings.logDir + "/model.bin");
-    scaleDownOnCompletion(settings, placement);
+    scaleDownOnCompletion(settings, placement, reports.events);
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
@@ -130,17 +181,18 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   if (chief) {
     test = data::loadTestSet(files);
     dataSet = data::describeDataSet(settings.dataDir, *test, model::kMnistClasses);
-    metrics.setDataSet(dataSet->name);
+    reports.progress.setDataSet(dataSet->name);
   }
   logger->info("Worker {}: loaded {} training examples{} from {}", placement.index, train.count,
                chief ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
 
-  WorkerReporter reporter(placement.index, int(settings.logEverySteps), metrics);
+  WorkerReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
+                          reports.meters, reports.events);
   ps::Client client(clientOptions(settings, placement.index, placement.ps),
-                    net::tcpDialer(&metrics.traffic), reporter);
+                    net::tcpDialer(&reports.meters.traffic), reporter);
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, reporter,
-                          metrics.traffic);
+                          reports.meters.traffic);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
     const std::string modelPath = settings.logDir + "/model.bin";
@@ -148,8 +200,8 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
     writeFileAtomically(modelPath, model::serializeModel(trained));
     model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
     // Before result.json, which `pstrain local` stops the processes on.
-    metrics.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
-                       result.testAccuracy.value_or(0), result.elapsedSeconds});
+    reports.progress.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
+                                 result.testAccuracy.value_or(0), result.elapsedSeconds});
     Summary summary;
     summary.globalStep = result.globalStep;
     summary.testAccuracy = result.testAccuracy.value_or(0);
@@ -171,23 +223,25 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   }
   recordCompletion(settings.checkpointDir, runId, result.globalStep);
   // Completed once its files are written: whoever waits for the state can read result.json.
-  metrics.setState(observe::State::kCompleted);
+  reports.progress.setState(observe::State::kCompleted);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
-  scaleDownOnCompletion(settings, placement);
+  scaleDownOnCompletion(settings, placement, reports.events);
   idleUntilTerminated();
 }
 
 // The settings with runId taken from the cluster when the chart left it to the pods: the UID of
 // the release's ConfigMap, which every ps and worker of one install reads alike.
-config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env) {
+config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env,
+                         observe::Events& events) {
   if (settings.runId.empty() && !settings.runIdConfigMap.empty()) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                               std::chrono::duration<double>(settings.peerTimeoutSeconds));
-    settings.runId = cluster::configMapUid(cluster::inClusterApi(env, kCredentialsDir),
-                                           envOr(env, "POD_NAMESPACE"), settings.runIdConfigMap,
-                                           deadline);
+    const auto api = cluster::inClusterApi(env, kCredentialsDir);
+    settings.runId = cluster::configMapUid(api, envOr(env, "POD_NAMESPACE"),
+                                           settings.runIdConfigMap, deadline,
+                                           apiWaiting(events, api));
     log::logger("app")->info("run id {}: the UID of ConfigMap {}", settings.runId,
                              settings.runIdConfigMap);
   }
@@ -200,11 +254,13 @@ int runDaemon(const std::vector<std::string>& args) {
   auto env = config::processEnvironment();
   auto loaded = config::load({args, env});
   log::init(loaded.logDir, loaded.logToStdout);
-  const auto settings = withRunId(std::move(loaded), env);
+  // Placed before the run id is read (where a process stands does not depend on it), so that
+  // a wait for the Kubernetes API is recorded as an event.
   const auto placement =
-      cluster::place(settings, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
+      cluster::place(loaded, Poco::Environment::nodeName(), envOr(env, "POD_NAMESPACE"));
   observe::Events events(roleName(placement.role), placement.index,
-                         settings.logDir + "/" + observe::kEventsFile);
+                         loaded.logDir + "/" + observe::kEventsFile);
+  const auto settings = withRunId(std::move(loaded), env, events);
   handleTerminationSignals([&events](int signal) {
     const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     events.emit(observe::event::stopped(name));
@@ -227,9 +283,8 @@ int runDaemon(const std::vector<std::string>& args) {
                                       blasCoreInUse(),
                                       describeBlasCore(), blasThreads(), ::getpid()));
   log::flush();  // who and where, at once
-  observe::Metrics metrics(placement.role, placement.index, std::uint64_t(settings.trainSteps),
-                           events);
-  metrics.setRun(runOf(settings));
+  Reports reports(settings, placement, events);
+  reports.progress.setRun(runOf(settings));
   // Run last on SIGTERM: a page that watches this process reads its last events (how the run
   // ended) before it exits; it polls every second.
   addTerminationHook([&events] {
@@ -238,10 +293,10 @@ int runDaemon(const std::vector<std::string>& args) {
   const bool chief = placement.role == Role::kWorker && placement.index == 0;
   std::optional<serve::ModelSlot> model;
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
-  observe::HttpEndpoint http(settings.httpPort, &metrics, model ? &*model : nullptr,
-                             {settings.modelName, settings.corsOrigin});
-  if (placement.role == Role::kPs) runPs(settings, placement, metrics, http.port());
-  runWorker(settings, placement, metrics, model ? &*model : nullptr);
+  HttpEndpoint http(settings.httpPort, reports.pages(), model ? &*model : nullptr,
+                    {settings.modelName, settings.corsOrigin});
+  if (placement.role == Role::kPs) runPs(settings, placement, reports, http.port());
+  runWorker(settings, placement, reports, model ? &*model : nullptr);
 }
 
 }  // namespace pstrain::app

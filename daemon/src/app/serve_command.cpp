@@ -7,13 +7,14 @@
 #include <thread>
 
 #include "pstrain/app/commands.hpp"
+#include "pstrain/app/http_endpoint.hpp"
 #include "pstrain/app/signals.hpp"
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/model/model_file.hpp"
-#include "pstrain/observe/http_endpoint.hpp"
+#include "pstrain/observe/events.hpp"
 #include "pstrain/serve/predictor.hpp"
 
 namespace pstrain::app {
@@ -45,15 +46,16 @@ int runServe(const std::vector<std::string>& args) {
   if (modelPath.empty()) throw ConfigError(usage);
   const auto settings = config::load({settingArgs, config::processEnvironment()});
   log::initConsole();
-  handleTerminationSignals([](int signal) {
-    log::logger("serve")->info("received {}, exiting", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  observe::Events events("serve", 0);  // for the lines of its events; kept in memory only
+  handleTerminationSignals([&events](int signal) {
+    events.emit(observe::event::stopped(signal == SIGTERM ? "SIGTERM" : "SIGINT"));
     return kExitOk;
   });
   limitBlasThreads(cpuLimit());  // a pod's CPU limit, as the daemon does
   auto logger = log::logger("serve");
   serve::ModelSlot model("no model yet: waiting for " + modelPath);
-  observe::HttpEndpoint http(settings.httpPort, nullptr, &model,
-                             {settings.modelName, settings.corsOrigin});
+  HttpEndpoint http(settings.httpPort, std::nullopt, &model,
+                    {settings.modelName, settings.corsOrigin});
   logger->info(
       "serving {} as model {} on http://0.0.0.0:{}/ (POST /predict, /v2/models/{}/infer, "
       "/v1/models/{}:predict); pid {}",

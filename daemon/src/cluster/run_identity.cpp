@@ -14,7 +14,6 @@
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/common/log.hpp"
 #include "pstrain/net/retry.hpp"
 
 namespace pstrain::cluster {
@@ -57,12 +56,8 @@ namespace {
 // 200 is a refusal (ConfigError naming `what`). Returns the answer's body.
 std::string call(const KubernetesApi& api, const std::string& method, const std::string& path,
                  const std::string& patch, const std::string& what,
-                 std::chrono::steady_clock::time_point deadline) {
+                 std::chrono::steady_clock::time_point deadline, const net::Waiting& waiting) {
   std::string body;
-  const auto waiting = [&](int attempt, const std::string& failure) {
-    log::logger("cluster")->info("waiting for {} (attempt {}): {}", api.endpoint.toString(),
-                                 attempt, failure);
-  };
   net::retryUntil(api.endpoint, deadline, [&] {
     Poco::Net::HTTPResponse response;
     try {
@@ -94,12 +89,13 @@ std::string call(const KubernetesApi& api, const std::string& method, const std:
 }  // namespace
 
 std::string configMapUid(const KubernetesApi& api, const std::string& podNamespace,
-                         const std::string& name, std::chrono::steady_clock::time_point deadline) {
+                         const std::string& name, std::chrono::steady_clock::time_point deadline,
+                         const net::Waiting& waiting) {
   const std::string what = "ConfigMap " + podNamespace + "/" + name;
   const std::string body =
       call(api, Poco::Net::HTTPRequest::HTTP_GET,
            "/api/v1/namespaces/" + podNamespace + "/configmaps/" + name, "", "to read " + what,
-           deadline);
+           deadline, waiting);
   try {
     return Poco::JSON::Parser()
         .parse(body)
@@ -112,11 +108,12 @@ std::string configMapUid(const KubernetesApi& api, const std::string& podNamespa
 }
 
 void scaleToZero(const KubernetesApi& api, const std::string& podNamespace,
-                 const std::string& name, std::chrono::steady_clock::time_point deadline) {
+                 const std::string& name, std::chrono::steady_clock::time_point deadline,
+                 const net::Waiting& waiting) {
   call(api, Poco::Net::HTTPRequest::HTTP_PATCH,
        "/apis/apps/v1/namespaces/" + podNamespace + "/statefulsets/" + name + "/scale",
        R"({"spec":{"replicas":0}})", "to scale StatefulSet " + podNamespace + "/" + name + " to 0",
-       deadline);
+       deadline, waiting);
 }
 
 }  // namespace pstrain::cluster

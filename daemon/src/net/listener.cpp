@@ -116,7 +116,7 @@ void Listener::watch() {
         continue;
       }
       auto stream = it->second.first;
-      reject(options_.rejected, options_.name, addressOf(stream),
+      reject(options_.rejected, addressOf(stream),
              fmt::format("no complete first frame within {} s", options_.handshakeSeconds));
       pollSet.remove(stream);
       stream.close();

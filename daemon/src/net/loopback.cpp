@@ -97,9 +97,9 @@ LoopbackNetwork::~LoopbackNetwork() {
   endSessions([](const Session&) { return true; });
 }
 
-void LoopbackNetwork::listen(const std::string& address, Serve serve) {
+void LoopbackNetwork::listen(const std::string& address, Serve serve, Rejected rejected) {
   std::lock_guard<std::mutex> lock(mutex_);
-  listeners_[address] = std::move(serve);
+  listeners_[address] = {std::move(serve), std::move(rejected)};
 }
 
 void LoopbackNetwork::close(const std::string& address) {
@@ -155,8 +155,8 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& from,
   const std::string client = from + " (loopback channel " + std::to_string(++dialed_) + ")";
   auto serverEnd = std::make_shared<End>(toServer, toClient, client);
   Session session{from, address, serverEnd, {}};
-  session.thread = std::thread([serverEnd, serve = listener->second] {
-    runSession(*serverEnd, serve, "ps", {});
+  session.thread = std::thread([serverEnd, listening = listener->second] {
+    runSession(*serverEnd, listening.serve, "ps", listening.rejected);
     serverEnd->close();
   });
   sessions_.push_back(std::move(session));

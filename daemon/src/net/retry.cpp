@@ -24,7 +24,7 @@ void retryUntil(const Endpoint& endpoint, std::chrono::steady_clock::time_point 
                              ", until the peer timeout (" + std::to_string(count) +
                              " attempts)");
     }
-    if (count == 1 || count % 10 == 0) waiting(count, failure);
+    if (waiting && (count == 1 || count % 10 == 0)) waiting(count, failure);
     std::this_thread::sleep_for(backoff);
     backoff = std::min(backoff * 2, maxBackoff);
   }

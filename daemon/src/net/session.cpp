@@ -7,13 +7,8 @@
 
 namespace pstrain::net {
 
-void reject(const Rejected& rejected, const std::string& loggerName, const std::string& address,
-            const std::string& reason) {
-  if (rejected) {
-    rejected(address, reason);
-  } else {
-    log::logger(loggerName)->warn("closing connection from {}: {}", address, reason);
-  }
+void reject(const Rejected& rejected, const std::string& address, const std::string& reason) {
+  if (rejected) rejected(address, reason);
 }
 
 void runSession(Channel& channel, const Serve& serve, const std::string& loggerName,
@@ -24,7 +19,7 @@ void runSession(Channel& channel, const Serve& serve, const std::string& loggerN
     try {
       serve(channel);
     } catch (const ProtocolError& e) {
-      reject(rejected, loggerName, peer, e.what());
+      reject(rejected, peer, e.what());
       // Tell a confused peer why before closing; it may not be listening any more.
       channel.sendError(e.what());
     }

@@ -227,14 +227,28 @@ Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalS
                                          worker, endpoint, globalStep)));
 }
 
-Event waiting(const std::string& endpoint, int attempt, const std::string& reason) {
+namespace {
+
+// A wait for `peer` at `endpoint`, logged by `logger`.
+Event waitingFor(const std::string& peer, const char* logger, const std::string& endpoint,
+                 int attempt, const std::string& reason) {
   return std::move(Event("waiting")
-                       .text("peer", psPeer(endpoint))
+                       .text("peer", peer)
                        .integer("attempt", std::uint64_t(attempt))
                        .text("reason", reason)
-                       .line("net", kLineInfo,
+                       .line(logger, kLineInfo,
                              fmt::format("waiting for {} (attempt {}): {}", endpoint, attempt,
                                          reason)));
+}
+
+}  // namespace
+
+Event waiting(const std::string& endpoint, int attempt, const std::string& reason) {
+  return waitingFor(psPeer(endpoint), "net", endpoint, attempt, reason);
+}
+
+Event apiWaiting(const std::string& endpoint, int attempt, const std::string& reason) {
+  return waitingFor("kubernetes " + endpoint, "cluster", endpoint, attempt, reason);
 }
 
 Event rejected(const std::string& address, const std::string& reason) {

@@ -11,7 +11,7 @@
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 #include "pstrain/observe/events.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/observe/progress.hpp"
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
@@ -178,12 +178,12 @@ BOOST_AUTO_TEST_CASE(a_partial_last_line_is_skipped_and_a_missing_file_refused) 
   BOOST_CHECK_THROW(readEvents(dir.file("missing.jsonl")), pstrain::IoError);
 }
 
-BOOST_AUTO_TEST_CASE(metrics_records_each_change_of_state_once) {
+BOOST_AUTO_TEST_CASE(progress_records_each_change_of_state_once) {
   Events events("ps", 0);
-  Metrics metrics(pstrain::Role::kPs, 0, 10, events);
-  metrics.setState(State::kTraining);
-  metrics.setState(State::kTraining);
-  metrics.setState(State::kCompleted);
+  Progress progress(pstrain::Role::kPs, 0, 10, events);
+  progress.setState(State::kTraining);
+  progress.setState(State::kTraining);
+  progress.setState(State::kCompleted);
   auto all = parseObject(events.since(0))->getArray("events");
   BOOST_REQUIRE(all->size() == 3u);
   std::vector<std::string> states;

@@ -8,20 +8,48 @@
 #include <vector>
 
 #include "pstrain/common/blas_core.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/observe/meters.hpp"
+#include "pstrain/observe/progress.hpp"
+#include "pstrain/observe/prometheus_exposition.hpp"
+#include "pstrain/observe/status_json.hpp"
+#include "pstrain/observe/worker_roster.hpp"
 #include "support/json.hpp"
 #include "support/prometheus.hpp"
 
 using namespace pstrain::observe;
 using pstrain::Role;
 
+namespace {
+
+// What one process reports and its renderings, as the daemon puts them together.
+struct Process {
+  Process(Role role, int ordinal, std::uint64_t trainSteps)
+      : events(pstrain::roleName(role), ordinal),
+        progress(role, ordinal, trainSteps, events),
+        meters(role, ordinal),
+        exposition(progress, meters) {}
+
+  // /status: a ps's with its workers and the staleness of their pushes.
+  std::string status() const {
+    return progress.role() == Role::kPs ? statusJson(progress, &workers, &meters)
+                                        : statusJson(progress);
+  }
+
+  Events events;
+  Progress progress;
+  Meters meters;
+  WorkerRoster workers;
+  PrometheusExposition exposition;
+};
+
+}  // namespace
+
 BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
-  Events events("worker", 1);
-  Metrics metrics(Role::kWorker, 1, 500, events);
-  metrics.recordStep(42, 0.5f);
-  metrics.pushSeconds().Observe(0.0003);
-  metrics.pushSeconds().Observe(2.0);
-  auto samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  Process process(Role::kWorker, 1, 500);
+  process.progress.recordStep(42, 0.5f);
+  process.meters.pushSeconds().Observe(0.0003);
+  process.meters.pushSeconds().Observe(2.0);
+  auto samples = pstrain::testing::parsePrometheus(process.exposition.text());
   // Labels sorted by name, as parsePrometheus gives them.
   const std::string labels = "ordinal=\"1\",role=\"worker\"";
   BOOST_TEST(samples.at("pstrain_global_step{" + labels + "}") == 42);
@@ -32,19 +60,18 @@ BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
   BOOST_TEST(samples.at("pstrain_state{" + labels + ",state=\"training\"}") == 0);
   BOOST_TEST(samples.at("pstrain_build_info{blas_core=\"" + pstrain::blasCoreInUse() + "\"," +
                         labels + ",version=\"" PSTRAIN_VERSION "\"}") == 1);
-  metrics.traffic.sent += 300;
-  ++metrics.reconnects;
-  samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  process.meters.traffic.sent += 300;
+  ++process.meters.reconnects;
+  samples = pstrain::testing::parsePrometheus(process.exposition.text());
   BOOST_TEST(samples.at("pstrain_sent_bytes_total{" + labels + "}") == 300);
   BOOST_TEST(samples.at("pstrain_reconnects_total{" + labels + "}") == 1);
-  metrics.traffic.sent += 200;
-  samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  process.meters.traffic.sent += 200;
+  samples = pstrain::testing::parsePrometheus(process.exposition.text());
   BOOST_TEST(samples.at("pstrain_sent_bytes_total{" + labels + "}") == 500);
 }
 
 BOOST_AUTO_TEST_CASE(concurrent_scrapes_report_the_true_count) {
-  Events events("ps", 0);
-  Metrics metrics(Role::kPs, 0, 10, events);
+  Process process(Role::kPs, 0, 10);
   // Rounds of two scrapes at once, the count growing between rounds.
   constexpr int kRounds = 200;
   std::atomic<int> round{0};
@@ -53,14 +80,14 @@ BOOST_AUTO_TEST_CASE(concurrent_scrapes_report_the_true_count) {
   auto scrape = [&](int scraper) {
     for (int r = 1; r <= kRounds; ++r) {
       while (round < r) std::this_thread::yield();
-      texts[scraper].push_back(metrics.prometheusText());
+      texts[scraper].push_back(process.exposition.text());
       ++scraped;
     }
   };
   std::thread first(scrape, 0), second(scrape, 1);
   for (int r = 1; r <= kRounds; ++r) {
-    metrics.traffic.sent += 1000;
-    ++metrics.reconnects;
+    process.meters.traffic.sent += 1000;
+    ++process.meters.reconnects;
     round = r;
     while (scraped < 2 * r) std::this_thread::yield();
   }
@@ -77,12 +104,11 @@ BOOST_AUTO_TEST_CASE(concurrent_scrapes_report_the_true_count) {
 }
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {
-  Events events("ps", 0);
-  Metrics metrics(Role::kPs, 0, 10, events);
-  metrics.pushSeconds().Observe(0.00005);
-  metrics.pushSeconds().Observe(0.003);
-  metrics.pushSeconds().Observe(5.0);
-  auto samples = pstrain::testing::parsePrometheus(metrics.prometheusText());
+  Process process(Role::kPs, 0, 10);
+  process.meters.pushSeconds().Observe(0.00005);
+  process.meters.pushSeconds().Observe(0.003);
+  process.meters.pushSeconds().Observe(5.0);
+  auto samples = pstrain::testing::parsePrometheus(process.exposition.text());
   const std::string labels = "ordinal=\"0\",role=\"ps\"";
   BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"0.0001\"," + labels + "}") == 1);
   BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"0.005\"," + labels + "}") == 2);
@@ -92,12 +118,11 @@ BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {
 }
 
 BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
-  Events events("worker", 0);
-  Metrics metrics(Role::kWorker, 0, 100, events);
-  metrics.setState(State::kTraining);
-  metrics.recordStep(7, 1.25f);
-  metrics.setPeers({"ps a:1", "ps b:2"});
-  auto json = pstrain::testing::parseObject(metrics.statusJson());
+  Process process(Role::kWorker, 0, 100);
+  process.progress.setState(State::kTraining);
+  process.progress.recordStep(7, 1.25f);
+  process.progress.setPeers({"ps a:1", "ps b:2"});
+  auto json = pstrain::testing::parseObject(process.status());
   BOOST_TEST(json->getValue<std::string>("role") == "worker");
   BOOST_TEST(json->getValue<std::string>("state") == "training");
   BOOST_TEST(json->getValue<int>("global_step") == 7);
@@ -107,11 +132,10 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
 }
 
 BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_event) {
-  Events events("worker", 0);
-  Metrics metrics(Role::kWorker, 0, 100, events);
-  metrics.setRun({"/data", "", {784, 128, 10}, "adam", 0.001, 100, false, 1.0e9});
-  metrics.setDataSet("Fashion-MNIST");
-  auto json = pstrain::testing::parseObject(metrics.statusJson());
+  Process process(Role::kWorker, 0, 100);
+  process.progress.setRun({"/data", "", {784, 128, 10}, "adam", 0.001, 100, false, 1.0e9});
+  process.progress.setDataSet("Fashion-MNIST");
+  auto json = pstrain::testing::parseObject(process.status());
   auto run = json->getObject("run");
   BOOST_TEST(run->getValue<std::string>("data_set") == "Fashion-MNIST");
   BOOST_TEST(run->getArray("layers")->size() == 3u);
@@ -122,14 +146,14 @@ BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_e
   BOOST_TEST(run->getValue<double>("started_at") == 1.0e9);
   BOOST_TEST(!json->has("result"));  // until the run ends
 
-  metrics.setResult({"/logs/model.bin", 100, 0.875, 12.5});
-  json = pstrain::testing::parseObject(metrics.statusJson());
+  process.progress.setResult({"/logs/model.bin", 100, 0.875, 12.5});
+  json = pstrain::testing::parseObject(process.status());
   auto result = json->getObject("result");
   BOOST_TEST(result->getValue<std::string>("model_path") == "/logs/model.bin");
   BOOST_TEST(result->getValue<int>("global_step") == 100);
   BOOST_TEST(result->getValue<double>("test_accuracy") == 0.875);
   BOOST_TEST(result->getValue<double>("training_elapsed_s") == 12.5);
-  auto recorded = pstrain::testing::parseObject(events.since(0))->getArray("events");
+  auto recorded = pstrain::testing::parseObject(process.events.since(0))->getArray("events");
   auto model = recorded->getObject(unsigned(recorded->size() - 1));
   BOOST_TEST(model->getValue<std::string>("event") == "model");
   BOOST_TEST(model->getValue<std::string>("model_path") == "/logs/model.bin");
@@ -138,10 +162,9 @@ BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_e
 }
 
 BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
-  Events events("ps", 1);
-  Metrics metrics(Role::kPs, 1, 100, events);
+  Process process(Role::kPs, 1, 100);
   auto workers = [&] {
-    auto json = pstrain::testing::parseObject(metrics.statusJson());
+    auto json = pstrain::testing::parseObject(process.status());
     std::vector<std::string> described;
     for (const auto& w : *json->getArray("workers")) {
       auto entry = w.extract<Poco::JSON::Object::Ptr>();
@@ -152,35 +175,34 @@ BOOST_AUTO_TEST_CASE(a_ps_status_lists_its_workers_with_their_states) {
     return described;
   };
   BOOST_TEST(workers().empty());
-  metrics.workers.joined(1);
-  metrics.workers.joined(0);
-  metrics.workers.stepped(1, 12);
+  process.workers.joined(1);
+  process.workers.joined(0);
+  process.workers.stepped(1, 12);
   BOOST_TEST(workers() == (std::vector<std::string>{"0 training 0", "1 training 12"}),
              boost::test_tools::per_element());
   // Worker 1 reconnects before its old connection is seen to end: still training.
-  metrics.workers.joined(1);
-  metrics.workers.left(1);
-  metrics.workers.finished(0, 40);
-  metrics.workers.left(0);
+  process.workers.joined(1);
+  process.workers.left(1);
+  process.workers.finished(0, 40);
+  process.workers.left(0);
   BOOST_TEST(workers() == (std::vector<std::string>{"0 finished 40", "1 training 12"}),
              boost::test_tools::per_element());
-  metrics.workers.left(1);
+  process.workers.left(1);
   BOOST_TEST(workers()[1] == "1 disconnected 12");
   // A worker's status has no workers.
-  Metrics worker(Role::kWorker, 0, 100, events);
-  auto json = pstrain::testing::parseObject(worker.statusJson());
+  Process worker(Role::kWorker, 0, 100);
+  auto json = pstrain::testing::parseObject(worker.status());
   BOOST_TEST(!json->has("workers"));
 }
 
 BOOST_AUTO_TEST_CASE(a_ps_status_tells_each_workers_loss_and_when_it_was_last_heard_from) {
-  Events events("ps", 0);
-  Metrics metrics(Role::kPs, 0, 100, events);
-  metrics.workers.joined(0);
-  metrics.workers.joined(1);
-  metrics.workers.stepped(0, 5);
-  metrics.workers.lossOf(0, 0.25f);
-  metrics.workers.lossOf(1, std::numeric_limits<float>::quiet_NaN());
-  auto json = pstrain::testing::parseObject(metrics.statusJson());
+  Process process(Role::kPs, 0, 100);
+  process.workers.joined(0);
+  process.workers.joined(1);
+  process.workers.stepped(0, 5);
+  process.workers.lossOf(0, 0.25f);
+  process.workers.lossOf(1, std::numeric_limits<float>::quiet_NaN());
+  auto json = pstrain::testing::parseObject(process.status());
   auto first = json->getArray("workers")->getObject(0);
   BOOST_TEST(first->getValue<double>("loss") == 0.25);
   const double seen = first->getValue<double>("seconds_since_seen");

@@ -66,10 +66,10 @@ std::uint64_t globalStep(InProcessCluster& cluster) {
   return step;
 }
 
-// The events named `event` that `metrics` have recorded.
-std::vector<Poco::JSON::Object::Ptr> eventsNamed(observe::Metrics& metrics,
+// The events named `event` that a ps or worker has recorded.
+std::vector<Poco::JSON::Object::Ptr> eventsNamed(const InProcessCluster::Reports& reports,
                                                  const std::string& event) {
-  auto recorded = parseObject(metrics.events().since(0))->getArray("events");
+  auto recorded = parseObject(reports.events.since(0))->getArray("events");
   std::vector<Poco::JSON::Object::Ptr> named;
   for (size_t i = 0; i < recorded->size(); ++i) {
     auto e = recorded->getObject(unsigned(i));
@@ -81,7 +81,7 @@ std::vector<Poco::JSON::Object::Ptr> eventsNamed(observe::Metrics& metrics,
 // The peers of the events named `event` that a worker has recorded.
 std::vector<std::string> peersOf(InProcessCluster& cluster, int worker, const std::string& event) {
   std::vector<std::string> peers;
-  for (const auto& e : eventsNamed(cluster.workerMetrics(worker), event)) {
+  for (const auto& e : eventsNamed(cluster.workerReports(worker), event)) {
     peers.push_back(e->getValue<std::string>("peer"));
   }
   return peers;
@@ -177,7 +177,8 @@ CLUSTER_TEST(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   BOOST_TEST(cluster.server(1).globalStep() == 4000u);
   BOOST_TEST(cluster.server(0).globalStep() == 4000u);
   BOOST_TEST(results[0].globalStep == 4000u);
-  BOOST_TEST(cluster.workerMetrics(0).reconnects + cluster.workerMetrics(1).reconnects >= 2u);
+  auto reconnects = [&](int w) { return cluster.workerReports(w).meters.reconnects.load(); };
+  BOOST_TEST(reconnects(0) + reconnects(1) >= 2u);
   // Each worker's record tells which ps it lost and got back.
   const std::vector<std::string> ps1{"ps " + cluster.psEndpoint(1).toString()};
   for (int w = 0; w < 2; ++w) {
@@ -223,7 +224,7 @@ CLUSTER_TEST(a_worker_reconnects_every_lost_ps_at_once) {
   std::thread pushing([&] { worker->pushPull(ps::Gradient(gradient.data()), params.data(), 2, 0); });
   // ps 2 has the worker back while ps 1 is still missing: ps 1 holds nobody up.
   const bool ps2Back = waitFor(
-      [&] { return !eventsNamed(cluster.psMetrics(2), "connected").empty(); },
+      [&] { return !eventsNamed(cluster.psReports(2), "connected").empty(); },
       std::chrono::seconds(5));
   cluster.startPs(1);
   pushing.join();
@@ -239,7 +240,7 @@ namespace {
 // When worker `index` recorded each of its steps, in Unix seconds, in order.
 std::vector<double> stepTimes(InProcessCluster& cluster, int index) {
   std::vector<double> times;
-  for (const auto& e : eventsNamed(cluster.workerMetrics(index), "step")) {
+  for (const auto& e : eventsNamed(cluster.workerReports(index), "step")) {
     times.push_back(e->getValue<double>("time"));
   }
   return times;
@@ -273,7 +274,7 @@ CLUSTER_TEST(a_worker_cut_off_from_every_ps_waits_and_trains_on_once_back) {
   cluster.startPs(0, atMostOnePushPerMillisecond);
   cluster.startPs(1);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
-  BOOST_REQUIRE(waitFor([&] { return cluster.workerMetrics(0).globalStep() >= 500; },
+  BOOST_REQUIRE(waitFor([&] { return cluster.workerReports(0).progress.globalStep() >= 500; },
                         std::chrono::seconds(30)));
   const double cut = unixTime();
   cluster.cutOff(0);
@@ -314,7 +315,7 @@ struct Part {
   std::uint64_t first = 0, end = 0, workers = 0;
 };
 Part latestPart(InProcessCluster& cluster, int index) {
-  auto divided = eventsNamed(cluster.workerMetrics(index), "divided");
+  auto divided = eventsNamed(cluster.workerReports(index), "divided");
   if (divided.empty()) return {};
   const auto& e = divided.back();
   return {e->getValue<std::uint64_t>("first"), e->getValue<std::uint64_t>("end"),
@@ -371,7 +372,7 @@ CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
   BOOST_TEST(results[2].globalStep == kSteps);
   BOOST_TEST(results[0].mostWorkers == 3u);
   // Worker 2 started from the parameters of the run under way, not from the initial ones.
-  const auto joined = eventsNamed(cluster.workerMetrics(2), "connected");
+  const auto joined = eventsNamed(cluster.workerReports(2), "connected");
   BOOST_REQUIRE(!joined.empty());
   BOOST_TEST(joined[0]->getValue<std::uint64_t>("step") >= 300u);
   BOOST_TEST(results[2].localSteps > 0u);
@@ -443,7 +444,7 @@ CLUSTER_TEST(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave)
   BOOST_TEST(results[2].localSteps > 0u);
   BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(20)));
   // No step was taken at the deadline, short of the workers connected.
-  BOOST_TEST(eventsNamed(cluster.psMetrics(0), "averaged").empty());
+  BOOST_TEST(eventsNamed(cluster.psReports(0), "averaged").empty());
 }
 
 CLUSTER_TEST(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
@@ -464,8 +465,8 @@ CLUSTER_TEST(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
   auto worker1 = cluster.client(1);
   worker1->connect();
   // The ps lists each worker once, at its latest connection.
-  auto peers = parseObject(cluster.psMetrics(0).statusJson())->getArray("peers");
-  BOOST_TEST(peers->size() == 2u, cluster.psMetrics(0).statusJson());
+  auto peers = parseObject(cluster.psReports(0).status())->getArray("peers");
+  BOOST_TEST(peers->size() == 2u, cluster.psReports(0).status());
   // Taken back: each of its pushes goes into a step, but one the end of the run turned away.
   std::uint64_t localSteps = 0;
   while (!worker1->done()) {
@@ -524,10 +525,10 @@ CLUSTER_TEST(a_worker_waiting_for_the_chief_is_let_go_at_the_peer_timeout) {
   worker0->connect();
   connecting.join();
   BOOST_TEST(letGo, "the ps held worker 1's first connection for 10 s without worker 0");
-  const auto waiting = eventsNamed(cluster.workerMetrics(1), "waiting");
+  const auto waiting = eventsNamed(cluster.workerReports(1), "waiting");
   BOOST_REQUIRE(!waiting.empty());
   BOOST_TEST_MESSAGE(waiting[0]->getValue<std::string>("reason"));
-  BOOST_TEST(eventsNamed(cluster.psMetrics(0), "connected").size() == 2u);  // welcomed once each
+  BOOST_TEST(eventsNamed(cluster.psReports(0), "connected").size() == 2u);  // welcomed once each
 }
 
 CLUSTER_TEST(a_worker_of_another_run_is_refused_at_once) {
@@ -586,9 +587,9 @@ BOOST_AUTO_TEST_CASE(a_corrupt_checkpoint_is_a_file_error_naming_the_file) {
   TempDir dir;
   const auto path = dir.file("checkpoint.bin");
   writeFile(path, "not a checkpoint, only some text");
-  observe::Events events("ps", 0);
-  observe::Metrics metrics(Role::kPs, 0, 10, events);
-  app::PsReporter reporter(0, 1, metrics);
+  InProcessCluster::Reports reports(Role::kPs, 0, 10);
+  app::PsReporter reporter(0, 1, reports.progress, reports.meters, reports.workers,
+                           reports.events);
   try {
     psWithCheckpoint(reporter, path);
     BOOST_FAIL("a corrupt checkpoint was restored");
@@ -601,9 +602,9 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_c
   TempDir dir;
   writeFile(dir.file("a-file"), "");
   const auto path = dir.file("a-file/checkpoint.bin");  // under a file: no directory there
-  observe::Events events("ps", 0);
-  observe::Metrics metrics(Role::kPs, 0, 10, events);
-  app::PsReporter reporter(0, 1, metrics);
+  InProcessCluster::Reports reports(Role::kPs, 0, 10);
+  app::PsReporter reporter(0, 1, reports.progress, reports.meters, reports.workers,
+                           reports.events);
   // Periodic checkpoints fail and are logged; the process goes on.
   auto server = psWithCheckpoint(reporter, path, 0.01);
   // Nothing to wait for: the failures are only logged. Ten periods pass; the process lives.
@@ -620,7 +621,7 @@ namespace {
 
 // The staleness of the pushes ps `index` applied: their count and summed global steps.
 std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index) {
-  auto metric = cluster.psMetrics(index).staleness().Collect();
+  auto metric = cluster.psReports(index).meters.staleness().Collect();
   return {metric.histogram.sample_count, metric.histogram.sample_sum};
 }
 
@@ -654,12 +655,12 @@ CLUSTER_TEST(a_new_worker_waits_for_a_ps_that_lost_its_state_to_take_its_shard_f
     worker0->pushPull(ps::Gradient(gradient.data()), own.data(), 1, 0);
   });
   const bool waited = waitFor(
-      [&] { return !eventsNamed(cluster.workerMetrics(0), "waiting").empty(); },
+      [&] { return !eventsNamed(cluster.workerReports(0), "waiting").empty(); },
       std::chrono::seconds(10));
   worker1->pushPull(ps::Gradient(gradient.data()), params.data(), 6, 0);  // reconnects to ps 0
   newWorker0.join();
   BOOST_TEST(waited, "the new worker 0 recorded no waiting for ps 0's shard");
-  const auto recovered = eventsNamed(cluster.psMetrics(0), "recovered");
+  const auto recovered = eventsNamed(cluster.psReports(0), "recovered");
   BOOST_REQUIRE(recovered.size() == 1u);
   BOOST_TEST(recovered[0]->getValue<std::uint64_t>("step") == 10u);  // as worker 1 last heard
   BOOST_TEST(cluster.server(0).globalStep() == 11u);  // and the new worker 0's push on top
@@ -717,7 +718,7 @@ CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
   BOOST_TEST(results[0].globalStep == 1500u);
   // ps 1 took a worker's copy at the step that worker last heard of from it: short of where it
   // stopped by the steps the other worker made meanwhile (many, if that one was descheduled).
-  const auto recovered = eventsNamed(cluster.psMetrics(1), "recovered");
+  const auto recovered = eventsNamed(cluster.psReports(1), "recovered");
   BOOST_REQUIRE(recovered.size() == 1u);
   const auto step = recovered[0]->getValue<std::uint64_t>("step");
   BOOST_TEST(step > 0u);
@@ -763,10 +764,10 @@ CLUSTER_TEST(a_ps_reports_the_staleness_of_its_pushes) {
   cluster.startPs(0);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   cluster.joinWorkers();
-  auto status = parseObject(cluster.psMetrics(0).statusJson());
+  auto status = parseObject(cluster.psReports(0).status());
   auto [count, sum] = staleness(cluster, 0);
   BOOST_TEST(status->getObject("staleness")->getValue<double>("mean") == sum / double(count));
-  auto recorded = parseObject(cluster.psMetrics(0).events().since(0))->getArray("events");
+  auto recorded = parseObject(cluster.psReports(0).events.since(0))->getArray("events");
   int summaries = 0;
   for (size_t i = 0; i < recorded->size(); ++i) {
     auto e = recorded->getObject(unsigned(i));

@@ -23,8 +23,9 @@ class Loopback : public ClusterNetwork {
   net::Endpoint psEndpoint(int index) const override {
     return {"ps-" + std::to_string(index), 8000};
   }
-  void listen(int index, const ps::Server&, observe::Metrics&, net::Serve serve) override {
-    network_.listen(psEndpoint(index).toString(), std::move(serve));
+  void listen(int index, const ps::Server&, net::TrafficCounters*, net::Rejected rejected,
+              net::Serve serve) override {
+    network_.listen(psEndpoint(index).toString(), std::move(serve), std::move(rejected));
   }
   void close(int index) override { network_.close(psEndpoint(index).toString()); }
   net::Dialer dialer(int worker, net::TrafficCounters*) override {
@@ -48,10 +49,11 @@ class Tcp : public ClusterNetwork {
 
   net::Endpoint psEndpoint(int index) const override { return {"127.0.0.1", ports_.at(index)}; }
 
-  void listen(int index, const ps::Server& server, observe::Metrics& metrics,
-              net::Serve serve) override {
+  void listen(int index, const ps::Server& server, net::TrafficCounters* traffic,
+              net::Rejected rejected, net::Serve serve) override {
     listeners_[index] = std::make_unique<net::Listener>(
-        app::listenerOptions(server, ports_.at(index), metrics), std::move(serve));
+        app::listenerOptions(server, ports_.at(index), traffic, std::move(rejected)),
+        std::move(serve));
   }
 
   void close(int index) override { listeners_.erase(index); }

@@ -4,7 +4,6 @@
 
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/session.hpp"
-#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/server.hpp"
 
 namespace pstrain::testing {
@@ -23,9 +22,9 @@ class ClusterNetwork {
 
   virtual net::Endpoint psEndpoint(int index) const = 0;
   // Serves ps `index`'s endpoint: each worker's channel runs `serve` on a thread of its own.
-  // `server` and `metrics` are the ps's, for what its listener needs of them.
-  virtual void listen(int index, const ps::Server& server, observe::Metrics& metrics,
-                      net::Serve serve) = 0;
+  // `server`, `traffic` and `rejected` are the ps's, for what its listener needs of them.
+  virtual void listen(int index, const ps::Server& server, net::TrafficCounters* traffic,
+                      net::Rejected rejected, net::Serve serve) = 0;
   // Stops serving ps `index`'s endpoint, as a process that dies: its channels close, its
   // sessions end.
   virtual void close(int index) = 0;

@@ -1,6 +1,7 @@
 #include "support/in_process_cluster.hpp"
 
 #include "pstrain/app/role_options.hpp"
+#include "pstrain/observe/status_json.hpp"
 
 namespace pstrain::testing {
 namespace {
@@ -58,25 +59,35 @@ InProcessCluster::~InProcessCluster() {
   }
 }
 
-void InProcessCluster::newWorkerMetrics(WorkerThread& worker, int index) {
-  worker.events = std::make_unique<observe::Events>("worker", index);
-  worker.metrics = std::make_unique<observe::Metrics>(
-      Role::kWorker, index, std::uint64_t(settings_.trainSteps), *worker.events);
-  worker.reporter =
-      std::make_unique<app::WorkerReporter>(index, int(settings_.logEverySteps), *worker.metrics);
+std::string InProcessCluster::Reports::status() const {
+  return progress.role() == Role::kPs ? observe::statusJson(progress, &workers, &meters)
+                                      : observe::statusJson(progress);
+}
+
+void InProcessCluster::newWorkerReports(WorkerThread& worker, int index) {
+  worker.reports =
+      std::make_unique<Reports>(Role::kWorker, index, std::uint64_t(settings_.trainSteps));
+  auto& reports = *worker.reports;
+  worker.reporter = std::make_unique<app::WorkerReporter>(
+      index, int(settings_.logEverySteps), reports.progress, reports.meters, reports.events);
 }
 
 void InProcessCluster::startPs(int index, std::function<void(const net::Incoming&)> onFrame) {
   auto& ps = servers_[index];
-  ps.events = std::make_unique<observe::Events>("ps", index);
-  ps.metrics = std::make_unique<observe::Metrics>(
-      Role::kPs, index, std::uint64_t(settings_.trainSteps), *ps.events);
-  ps.reporter = std::make_unique<app::PsReporter>(index, int(settings_.logEverySteps), *ps.metrics);
+  ps.reports = std::make_unique<Reports>(Role::kPs, index, std::uint64_t(settings_.trainSteps));
+  auto& reports = *ps.reports;
+  ps.reporter =
+      std::make_unique<app::PsReporter>(index, int(settings_.logEverySteps), reports.progress,
+                                        reports.meters, reports.workers, reports.events);
   auto options = app::serverOptions(settings_, index);
   options.checkpointPath = checkpointPath(index);
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
-  network_->listen(index, *server, *ps.metrics,
+  auto* reporter = ps.reporter.get();
+  network_->listen(index, *server, &reports.meters.traffic,
+                   [reporter](const std::string& address, const std::string& reason) {
+                     reporter->rejected(address, reason);
+                   },
                    [server, onFrame = std::move(onFrame)](net::Channel& channel) {
                      if (!onFrame) return server->serve(channel);
                      WatchedChannel watched(channel, onFrame);
@@ -104,19 +115,20 @@ std::unique_ptr<ps::Client> InProcessCluster::client(
   auto options = app::clientOptions(settings_, index, ps);
   if (adjust) adjust(options);
   auto& worker = workers_[index];
-  if (!worker.metrics) newWorkerMetrics(worker, index);
-  return std::make_unique<ps::Client>(options, network_->dialer(index, &worker.metrics->traffic),
+  if (!worker.reports) newWorkerReports(worker, index);
+  return std::make_unique<ps::Client>(options,
+                                      network_->dialer(index, &worker.reports->meters.traffic),
                                       *worker.reporter);
 }
 
 void InProcessCluster::startWorker(int index) {
   auto& worker = workers_[index];
   if (worker.thread.joinable()) worker.thread.join();
-  newWorkerMetrics(worker, index);
+  newWorkerReports(worker, index);
   worker.client = client(index);
   worker.trainer =
       std::make_unique<worker::Trainer>(app::trainerOptions(settings_, index), *worker.client,
-                                        *worker.reporter, worker.metrics->traffic);
+                                        *worker.reporter, worker.reports->meters.traffic);
   worker.thread = std::thread([this, &worker, index] {
     try {
       worker.result = worker.trainer->run(train_, index == 0 ? &test_ : nullptr);

@@ -11,7 +11,10 @@
 #include "pstrain/app/worker_reporter.hpp"
 #include "pstrain/config/config.hpp"
 #include "pstrain/data/idx.hpp"
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/observe/events.hpp"
+#include "pstrain/observe/meters.hpp"
+#include "pstrain/observe/progress.hpp"
+#include "pstrain/observe/worker_roster.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -25,6 +28,21 @@ namespace pstrain::testing {
 // daemon's own flags, so it trains what `pstrain run` would.
 class InProcessCluster {
  public:
+  // What one ps or worker reports, as the daemon keeps it.
+  struct Reports {
+    Reports(Role role, int index, std::uint64_t trainSteps)
+        : events(roleName(role), index),
+          progress(role, index, trainSteps, events),
+          meters(role, index) {}
+    // Its /status.
+    std::string status() const;
+
+    observe::Events events;
+    observe::Progress progress;
+    observe::Meters meters;
+    observe::WorkerRoster workers;  // a ps's
+  };
+
   InProcessCluster(Transport transport, const std::vector<std::string>& flags);
   // Ends the workers' channels, stops the ps and waits for every thread.
   ~InProcessCluster();
@@ -41,14 +59,14 @@ class InProcessCluster {
   // Where ps `index` keeps its checkpoint, across stopPs() and startPs().
   std::string checkpointPath(int index) const;
   ps::Server& server(int index) { return *servers_.at(index).server; }
-  observe::Metrics& psMetrics(int index) { return *servers_.at(index).metrics; }
+  Reports& psReports(int index) { return *servers_.at(index).reports; }
 
   // Runs worker `index`'s training loop on a thread of its own.
   void startWorker(int index);
   // Waits for every started worker to finish; their results, by index. Throws naming a worker
   // whose training failed.
   std::map<int, worker::TrainingResult> joinWorkers();
-  observe::Metrics& workerMetrics(int index) { return *workers_.at(index).metrics; }
+  Reports& workerReports(int index) { return *workers_.at(index).reports; }
 
   // Takes worker `index` off the network: its channels to every ps break and its dials fail,
   // until restore(index).
@@ -64,14 +82,12 @@ class InProcessCluster {
 
  private:
   struct PsThread {
-    std::unique_ptr<observe::Events> events;
-    std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<Reports> reports;
     std::unique_ptr<app::PsReporter> reporter;
     std::unique_ptr<ps::Server> server;
   };
   struct WorkerThread {
-    std::unique_ptr<observe::Events> events;
-    std::unique_ptr<observe::Metrics> metrics;
+    std::unique_ptr<Reports> reports;
     std::unique_ptr<app::WorkerReporter> reporter;
     std::unique_ptr<ps::Client> client;
     std::unique_ptr<worker::Trainer> trainer;
@@ -80,7 +96,7 @@ class InProcessCluster {
     std::string failure;
   };
 
-  void newWorkerMetrics(WorkerThread& worker, int index);
+  void newWorkerReports(WorkerThread& worker, int index);
 
   TempDir checkpoints_;
   config::Config settings_;

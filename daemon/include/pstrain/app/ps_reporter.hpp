@@ -5,16 +5,20 @@
 #include <mutex>
 #include <string>
 
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/observe/events.hpp"
+#include "pstrain/observe/meters.hpp"
+#include "pstrain/observe/progress.hpp"
+#include "pstrain/observe/worker_roster.hpp"
 #include "pstrain/ps/server_observer.hpp"
 
 namespace pstrain::app {
 
-// A ps's reports onto its metrics, its events and its log lines (the progress line and step
-// event every `logEverySteps` global steps and at the last).
+// A ps's reports onto its progress, meters, roster of workers, events and log lines (the
+// progress line and step event every `logEverySteps` global steps and at the last).
 class PsReporter : public ps::ServerObserver {
  public:
-  PsReporter(int index, int logEverySteps, observe::Metrics& metrics);
+  PsReporter(int index, int logEverySteps, observe::Progress& progress, observe::Meters& meters,
+             observe::WorkerRoster& workers, observe::Events& events);
 
   void restored(std::uint64_t globalStep, const std::string& path, bool completed) override;
   void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) override;
@@ -33,11 +37,16 @@ class PsReporter : public ps::ServerObserver {
   void stepApplied(const Step& step) override;
   void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) override;
   void workerFinished(std::uint32_t worker, std::uint64_t localSteps) override;
+  // A connection the listener refused (net::Listener::Options::rejected).
+  void rejected(const std::string& address, const std::string& reason);
 
  private:
   const int index_;
   const int logEverySteps_;
-  observe::Metrics& metrics_;
+  observe::Progress& progress_;
+  observe::Meters& meters_;
+  observe::WorkerRoster& workers_;
+  observe::Events& events_;
   std::mutex mutex_;
   std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
   // The staleness of the pushes applied since the last step event, for its mean.

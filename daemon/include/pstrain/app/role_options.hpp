@@ -5,7 +5,6 @@
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/listener.hpp"
-#include "pstrain/observe/metrics.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -25,8 +24,10 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
 
 // How ps `server` listens for workers on `port` (0: any free one): a connection gets a thread
-// once its whole hello is in; its traffic and refused connections are counted in `metrics`.
+// once its whole hello is in; its bytes are counted in `traffic`, and `rejected` is told of each
+// connection refused.
 net::Listener::Options listenerOptions(const ps::Server& server, int port,
-                                       observe::Metrics& metrics);
+                                       net::TrafficCounters* traffic,
+                                       net::Rejected rejected);
 
 }  // namespace pstrain::app

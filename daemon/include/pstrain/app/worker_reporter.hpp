@@ -5,17 +5,20 @@
 #include <string>
 #include <vector>
 
-#include "pstrain/observe/metrics.hpp"
+#include "pstrain/observe/events.hpp"
+#include "pstrain/observe/meters.hpp"
+#include "pstrain/observe/progress.hpp"
 #include "pstrain/ps/client_observer.hpp"
 #include "pstrain/worker/trainer_observer.hpp"
 
 namespace pstrain::app {
 
-// A worker's reports, of its training loop and its ps client, onto its metrics, its events and
-// its log lines (the progress line and step event every `logEverySteps` local steps).
+// A worker's reports, of its training loop and its ps client, onto its progress, meters, events
+// and log lines (the progress line and step event every `logEverySteps` local steps).
 class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver {
  public:
-  WorkerReporter(int index, int logEverySteps, observe::Metrics& metrics);
+  WorkerReporter(int index, int logEverySteps, observe::Progress& progress,
+                 observe::Meters& meters, observe::Events& events);
 
   void connected(const net::Endpoint& ps, const net::Welcome& welcome) override;
   void lost(const net::Endpoint& ps, const std::string& reason) override;
@@ -37,7 +40,9 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
  private:
   const int index_;
   const int logEverySteps_;
-  observe::Metrics& metrics_;
+  observe::Progress& progress_;
+  observe::Meters& meters_;
+  observe::Events& events_;
   std::mutex mutex_;
   std::vector<std::string> peers_;  // the ps connected to, in order
 };

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pstrain/net/endpoint.hpp"
+#include "pstrain/net/retry.hpp"
 
 namespace pstrain::cluster {
 
@@ -26,13 +27,16 @@ KubernetesApi inClusterApi(const std::map<std::string, std::string>& env,
 // and a re-apply of the same manifests keeps, so its UID tells a reinstall (a new run) from a
 // restart or a re-apply (the same one) wherever the chart was rendered. Retries while the API
 // is unreachable, until `deadline` (UnreachableError); a refusal (no such ConfigMap, no
-// permission) is a ConfigError at once.
+// permission) is a ConfigError at once. `waiting`, if given, is told of the attempts that failed
+// (net::retryUntil): the caller records them.
 std::string configMapUid(const KubernetesApi& api, const std::string& podNamespace,
-                         const std::string& name, std::chrono::steady_clock::time_point deadline);
+                         const std::string& name, std::chrono::steady_clock::time_point deadline,
+                         const net::Waiting& waiting = {});
 
 // Scales StatefulSet `name` in `podNamespace` to 0 replicas (a merge patch of its scale
 // subresource): the end of a run releases the pods' resources. Retries and refusals as above.
 void scaleToZero(const KubernetesApi& api, const std::string& podNamespace,
-                 const std::string& name, std::chrono::steady_clock::time_point deadline);
+                 const std::string& name, std::chrono::steady_clock::time_point deadline,
+                 const net::Waiting& waiting = {});
 
 }  // namespace pstrain::cluster

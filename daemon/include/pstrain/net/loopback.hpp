@@ -26,7 +26,8 @@ class LoopbackNetwork {
   LoopbackNetwork(const LoopbackNetwork&) = delete;
   LoopbackNetwork& operator=(const LoopbackNetwork&) = delete;
 
-  void listen(const std::string& address, Serve serve);
+  // Serves `address`; `rejected` is told of each channel refused for a protocol fault.
+  void listen(const std::string& address, Serve serve, Rejected rejected);
   // Stops serving `address`, as a process that dies: its channels close, its sessions end.
   void close(const std::string& address);
   // A channel from the host `from` to whoever listens on `address`; UnreachableError when
@@ -53,7 +54,11 @@ class LoopbackNetwork {
   void endSessions(const std::function<bool(const Session&)>& ending);
 
   std::mutex mutex_;
-  std::map<std::string, Serve> listeners_;
+  struct Listening {
+    Serve serve;
+    Rejected rejected;
+  };
+  std::map<std::string, Listening> listeners_;
   std::vector<Session> sessions_;
   std::set<std::string> cutOff_;  // hosts whose dials fail
   int dialed_ = 0;

@@ -10,12 +10,12 @@ namespace pstrain::net {
 // What a server does with one peer's channel, until the peer leaves.
 using Serve = std::function<void(Channel&)>;
 
-// Told of a connection refused, from `address`, and why (the caller records and logs it).
+// Told of a connection refused, from `address`, and why. The caller records it (an event, whose
+// deploy.log line says it): net/ writes no line of its own for it.
 using Rejected = std::function<void(const std::string& address, const std::string& reason)>;
 
-// Tells `rejected` of a refused connection, or, when there is none, logs it to `loggerName`.
-void reject(const Rejected& rejected, const std::string& loggerName, const std::string& address,
-            const std::string& reason);
+// Tells `rejected`, where there is one, of a refused connection.
+void reject(const Rejected& rejected, const std::string& address, const std::string& reason);
 
 // Runs `serve` on `channel` and logs how it ended. A peer that broke the protocol is told why
 // (an error frame) and rejected; a peer that vanished ends only its own session.

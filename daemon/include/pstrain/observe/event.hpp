@@ -94,6 +94,9 @@ Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalS
 // A worker waits for the ps at `endpoint` (its DNS name does not resolve yet, it does not
 // answer yet): attempt `attempt` failed with `reason`.
 Event waiting(const std::string& endpoint, int attempt, const std::string& reason);
+// The process waits for the Kubernetes API at `endpoint` (its run id, or to scale the run down):
+// attempt `attempt` failed with `reason`.
+Event apiWaiting(const std::string& endpoint, int attempt, const std::string& reason);
 // A ps closed a connection from `address` that was no worker of its run (noise, a wrong key,
 // a malformed frame, no first frame in time).
 Event rejected(const std::string& address, const std::string& reason);

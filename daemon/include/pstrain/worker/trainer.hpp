@@ -6,10 +6,11 @@
 
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/data/idx.hpp"
-#include "pstrain/model/mlp.hpp"
 #include "pstrain/net/connection.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/push_encoding.hpp"
+#include "pstrain/worker/batch_gradient.hpp"
+#include "pstrain/worker/batch_sampler.hpp"
 #include "pstrain/worker/evaluator.hpp"
 #include "pstrain/worker/trainer_observer.hpp"
 
@@ -57,13 +58,33 @@ class Trainer {
   const model::Layout& layout() const { return layout_; }
 
  private:
+  // The part of the training set this worker samples from: it changes as workers join and leave.
+  struct Part {
+    BatchSampler sampler;
+    size_t total;                             // examples in the training set
+    ps::Membership::Division division{0, 0};  // none yet
+  };
+
+  // Pulls every ps's parameters into params_; the global step they are at.
+  std::uint64_t pull();
+  // Takes up the part ps 0 gives this worker, if it changed.
+  void followDivision(Part& part, TrainingResult& result);
+  void trainUntilDone(Part& part, BatchGradient& batch, Evaluator* evaluator,
+                      TrainingResult& result);
+  // Pushes `gradient` and takes the parameters after the step; whether a ps applied it.
+  bool exchange(const ps::Gradient& gradient, float loss, TrainingResult& result);
+  // The chief, after training: the final model's accuracy, once earlier evaluations are in.
+  void evaluateFinal(Evaluator& evaluator, const data::Examples& test, TrainingResult& result);
+  void reportAccuracy(const Evaluator::Result& evaluation);
+  void logStart(size_t examples, long factoredLayers) const;
+  void logTimeSplit(const TrainingResult& result) const;
+
   const TrainerOptions options_;
   ps::Client& client_;
   TrainerObserver& observer_;
   const net::TrafficCounters& traffic_;
   model::Layout layout_;
   AlignedVector<float> params_;
-  AlignedVector<float> gradient_;
 };
 
 }  // namespace pstrain::worker

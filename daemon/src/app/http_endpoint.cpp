@@ -1,4 +1,4 @@
-#include "pstrain/observe/http_endpoint.hpp"
+#include "pstrain/app/http_endpoint.hpp"
 
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
@@ -18,11 +18,12 @@
 #include <vector>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/observe/page.hpp"
 #include "pstrain/observe/status_client.hpp"
 #include "pstrain/serve/predict_request.hpp"
 #include "pstrain/serve/request_error.hpp"
 
-namespace pstrain::observe {
+namespace pstrain::app {
 namespace {
 
 using Poco::Net::HTTPResponse;
@@ -52,7 +53,7 @@ std::optional<std::uint64_t> eventsAfter(const std::string& uri) {
 constexpr double kPsStatusSeconds = 1;
 
 // A ps's entry in /cluster: its /status, or why it could not be had.
-Poco::JSON::Object psEntry(const Metrics::PsHttp& ps) {
+Poco::JSON::Object psEntry(const observe::Progress::PsHttp& ps) {
   Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
   entry.set("ps", ps.ps);
   if (ps.port == 0) {
@@ -60,7 +61,7 @@ Poco::JSON::Object psEntry(const Metrics::PsHttp& ps) {
     return entry;
   }
   try {
-    auto reply = httpRequest(ps.host, ps.port, "GET", "/status", "", "", kPsStatusSeconds);
+    auto reply = observe::httpRequest(ps.host, ps.port, "GET", "/status", "", "", kPsStatusSeconds);
     if (reply.status == HTTPResponse::HTTP_OK) {
       entry.set("status", Poco::JSON::Parser().parse(reply.body));
     } else {
@@ -122,9 +123,9 @@ std::string queryOf(const Poco::Net::HTTPServerRequest& request) {
 
 class Handler : public Poco::Net::HTTPRequestHandler {
  public:
-  Handler(const Metrics* metrics, const serve::ModelSlot* model, serve::InferenceRoutes* routes,
-          const std::string* corsOrigin)
-      : metrics_(metrics), model_(model), routes_(routes), corsOrigin_(corsOrigin) {}
+  Handler(const HttpEndpoint::Pages* pages, const serve::ModelSlot* model,
+          serve::InferenceRoutes* routes, const std::string* corsOrigin)
+      : pages_(pages), model_(model), routes_(routes), corsOrigin_(corsOrigin) {}
 
   void handleRequest(Poco::Net::HTTPServerRequest& request,
                      Poco::Net::HTTPServerResponse& response) override {
@@ -160,7 +161,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     if (bodyPending && !bodyRead_) response.setKeepAlive(false);
     response.sendBuffer(answer.body.data(), answer.body.size());
     // Counted once sent: a process that exits waits for this (Events::awaitReader).
-    if (eventsSent_) metrics_->events().delivered(*eventsSent_);
+    if (eventsSent_) pages_->events->delivered(*eventsSent_);
   }
 
  private:
@@ -170,7 +171,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return {HTTPResponse::HTTP_NO_CONTENT, "text/plain", ""};
     }
     auto readBody = [&] {
-      std::string body = observe::readBody(request);
+      std::string body = app::readBody(request);
       bodyRead_ = true;
       return body;
     };
@@ -187,44 +188,46 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       return serve::methodNotAllowed("GET, HEAD",
                                      "only GET here (POST is for the model server's routes)");
     }
-    if (path == "/") return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(kPageHtml)};
+    if (path == "/") {
+      return {HTTPResponse::HTTP_OK, "text/html; charset=utf-8", std::string(observe::kPageHtml)};
+    }
     if (path == "/healthz") return {HTTPResponse::HTTP_OK, "text/plain", "ok\n"};
     if (path == "/readyz") return readiness();
     if (path == "/metrics") {
       return {HTTPResponse::HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-              (metrics_ ? metrics_->prometheusText() : "") +
+              (pages_ ? pages_->metrics() : "") +
                   (model_ ? routes_->metrics().prometheusText() : "")};
     }
     if (path == "/status") {
-      if (metrics_) return json(HTTPResponse::HTTP_OK, metrics_->statusJson());
+      if (pages_) return json(HTTPResponse::HTTP_OK, pages_->status());
       std::string reason;
       const char* state = model_->get(&reason) ? "completed" : "waiting";
       return json(HTTPResponse::HTTP_OK,
                   std::string(R"({"role":"serve","ordinal":0,"state":")") + state + "\"}");
     }
-    if (path == "/events" && metrics_) {
+    if (path == "/events" && pages_) {
       auto after = eventsAfter(request.getURI());
       if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
       std::uint64_t next = 0;
-      auto body = metrics_->events().since(*after, &next);
+      auto body = pages_->events->since(*after, &next);
       eventsSent_ = next;
       return json(HTTPResponse::HTTP_OK, body);
     }
-    if (path == "/history" && metrics_) {
+    if (path == "/history" && pages_) {
       if (request.getURI().find('?') != std::string::npos) {
         throw RequestError(400, "/history takes no query parameters");
       }
-      return json(HTTPResponse::HTTP_OK, metrics_->events().history());
+      return json(HTTPResponse::HTTP_OK, pages_->events->history());
     }
-    if (path == "/cluster" && metrics_ && metrics_->role() == Role::kWorker) return cluster();
+    if (path == "/cluster" && pages_ && pages_->psHttp) return cluster();
     throw RequestError(404, notFound());
   }
 
   // The paths answered below, GET only: the training routes where this process trains.
   std::vector<std::string> pagePaths() const {
     std::vector<std::string> paths{"/", "/healthz", "/readyz", "/metrics", "/status"};
-    if (metrics_) paths.insert(paths.end(), {"/events", "/history"});
-    if (metrics_ && metrics_->role() == Role::kWorker) paths.push_back("/cluster");
+    if (pages_) paths.insert(paths.end(), {"/events", "/history"});
+    if (pages_ && pages_->psHttp) paths.push_back("/cluster");
     return paths;
   }
 
@@ -244,21 +247,22 @@ class Handler : public Poco::Net::HTTPRequestHandler {
 
   // A training process is ready once connected; pstrain serve once it holds its model.
   Answer readiness() {
-    if (!metrics_) {
+    if (!pages_) {
       std::string reason;
       if (!model_->get(&reason)) return {HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain", reason + "\n"};
       return {HTTPResponse::HTTP_OK, "text/plain", "serving\n"};
     }
-    bool ready = metrics_->state() != State::kWaiting;
+    const observe::State state = pages_->state();
+    const bool ready = state != observe::State::kWaiting;
     return {ready ? HTTPResponse::HTTP_OK : HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain",
-            stateName(metrics_->state()) + "\n"};
+            observe::stateName(state) + "\n"};
   }
 
   // Every ps's /status, fetched together, in ps order: each ps's state and the workers it
   // serves, for the page.
   Answer cluster() {
     std::vector<std::future<Poco::JSON::Object>> fetches;
-    for (const auto& ps : metrics_->psHttp()) {
+    for (const auto& ps : pages_->psHttp()) {
       fetches.push_back(std::async(std::launch::async, psEntry, ps));
     }
     Poco::JSON::Array entries;
@@ -270,7 +274,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
     return json(HTTPResponse::HTTP_OK, text.str());
   }
 
-  const Metrics* metrics_;
+  const HttpEndpoint::Pages* pages_;  // null: pstrain serve
   const serve::ModelSlot* model_;
   serve::InferenceRoutes* routes_;
   const std::string* corsOrigin_;
@@ -280,16 +284,16 @@ class Handler : public Poco::Net::HTTPRequestHandler {
 
 class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
  public:
-  HandlerFactory(const Metrics* metrics, const serve::ModelSlot* model,
+  HandlerFactory(const HttpEndpoint::Pages* pages, const serve::ModelSlot* model,
                  serve::InferenceRoutes* routes, std::string corsOrigin)
-      : metrics_(metrics), model_(model), routes_(routes), corsOrigin_(std::move(corsOrigin)) {}
+      : pages_(pages), model_(model), routes_(routes), corsOrigin_(std::move(corsOrigin)) {}
   Poco::Net::HTTPRequestHandler* createRequestHandler(
       const Poco::Net::HTTPServerRequest&) override {
-    return new Handler(metrics_, model_, routes_, &corsOrigin_);
+    return new Handler(pages_, model_, routes_, &corsOrigin_);
   }
 
  private:
-  const Metrics* metrics_;
+  const HttpEndpoint::Pages* pages_;
   const serve::ModelSlot* model_;
   serve::InferenceRoutes* routes_;
   const std::string corsOrigin_;
@@ -297,9 +301,9 @@ class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
 
 }  // namespace
 
-HttpEndpoint::HttpEndpoint(int port, const Metrics* metrics, const serve::ModelSlot* model,
+HttpEndpoint::HttpEndpoint(int port, std::optional<Pages> pages, const serve::ModelSlot* model,
                            const Options& options)
-    : routes_(model, options.modelName) {
+    : pages_(std::move(pages)), routes_(model, options.modelName) {
   Poco::Net::ServerSocket socket;
   try {
     // SO_REUSEADDR, so a restart binds while old connections linger in TIME_WAIT; not
@@ -320,7 +324,8 @@ HttpEndpoint::HttpEndpoint(int port, const Metrics* metrics, const serve::ModelS
   params->setKeepAlive(true);
   params->setKeepAliveTimeout(Poco::Timespan(5, 0));
   server_ = std::make_unique<Poco::Net::HTTPServer>(
-      new HandlerFactory(metrics, model, &routes_, options.corsOrigin), socket, params);
+      new HandlerFactory(pages_ ? &*pages_ : nullptr, model, &routes_, options.corsOrigin), socket,
+      params);
   server_->start();
 }
 
@@ -328,4 +333,4 @@ HttpEndpoint::~HttpEndpoint() { server_->stop(); }
 
 int HttpEndpoint::port() const { return server_->port(); }
 
-}  // namespace pstrain::observe
+}  // namespace pstrain::app

@@ -1,36 +1,30 @@
 #pragma once
 
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "pstrain/config/config.hpp"
-#include "pstrain/net/connection.hpp"
+#include "pstrain/common/role.hpp"
 #include "pstrain/observe/events.hpp"
-#include "pstrain/observe/worker_roster.hpp"
 
 namespace pstrain::observe {
 
-// What one process reports on /metrics and /status, and its record of events (/events,
-// events.jsonl). The training code updates it as it goes; every field can be read from the
-// HTTP threads at any time.
-class Metrics {
+// Where one process is in its run: its state, steps, loss and accuracy, what it trains, its
+// peers and, for worker 0, its result. The training code records it as it goes; /status,
+// /metrics and /readyz read it from the HTTP threads at any time. A change of state and the
+// result are recorded as events too.
+class Progress {
  public:
-  Metrics(Role role, int ordinal, std::uint64_t trainSteps, Events& events);
-  ~Metrics();
+  Progress(Role role, int ordinal, std::uint64_t trainSteps, Events& events);
 
   Role role() const { return role_; }
   int ordinal() const { return ordinal_; }
+  std::uint64_t trainSteps() const { return trainSteps_; }
 
-  // Records a change of state as an event too.
   void setState(State state);
   State state() const { return state_; }
 
@@ -38,7 +32,16 @@ class Metrics {
   void recordStep(std::uint64_t globalStep, float loss);
   void recordLocalStep(std::uint64_t localStep) { localStep_ = localStep; }
   void recordAccuracy(double accuracy) { testAccuracy_ = accuracy; }
+
+  std::uint64_t globalStep() const { return globalStep_; }
+  std::uint64_t localStep() const { return localStep_; }
+  float loss() const { return loss_; }                   // NaN until known
+  double testAccuracy() const { return testAccuracy_; }  // NaN until known
+  // Global steps per second over the last second or so; 0 unless training.
+  double stepsPerSecond() const;
+
   void setPeers(std::vector<std::string> peers);
+  std::vector<std::string> peers() const;
 
   // What the run trains, for the page's summary (/status `run`).
   struct Run {
@@ -53,6 +56,8 @@ class Metrics {
   };
   void setRun(Run run);
   void setDataSet(std::string name);
+  Run run() const;
+
   // Worker 0 at the end of the run, before it reports completed: where its model is and how it
   // did (/status `result`); recorded as a `model` event too, so a page that reads the events
   // learns it before the process exits.
@@ -64,6 +69,7 @@ class Metrics {
     double endedAt = 0;  // Unix seconds; set by setResult
   };
   void setResult(Result result);
+  std::optional<Result> result() const;
 
   // A worker: where a ps answers HTTP (its /status), as it said in its welcome; by ps, in the
   // order they were first recorded. Port 0: it has no HTTP endpoint.
@@ -75,54 +81,16 @@ class Metrics {
   void setPsHttp(PsHttp ps);
   std::vector<PsHttp> psHttp() const;
 
-  std::uint64_t globalStep() const { return globalStep_; }
-  Events& events() const { return events_; }
-
-  // Counted where they happen (net/ knows nothing of Prometheus); read at each scrape.
-  net::TrafficCounters traffic;
-  std::atomic<std::uint64_t> reconnects{0};
-  std::atomic<std::uint64_t> rejectedConnections{0};
-  // A ps: the workers it has heard from, on /status.
-  WorkerRoster workers;
-
-  // Seconds a push (worker: its round trip; ps: applying it) and a pull take.
-  prometheus::Histogram& pushSeconds();
-  prometheus::Histogram& pullSeconds();
-  // A ps: the staleness of each applied push, in global steps (ps::Shard::StepResult).
-  prometheus::Histogram& staleness();
-  // Of the pushes so far: the mean staleness, and the bucket bound the 99th percentile is within.
-  struct Staleness {
-    std::uint64_t pushes = 0;
-    double mean = 0;
-    double p99 = 0;
-  };
-  Staleness stalenessSummary() const;
-
-  // The Prometheus text exposition of everything above.
-  std::string prometheusText() const;
-  // A JSON object: role, ordinal, state, global step, steps/s, loss, accuracy, peers, BLAS core,
-  // the run's settings, a ps's workers and worker 0's result.
-  std::string statusJson() const;
-
  private:
-  double stepsPerSecond() const;
-
   const Role role_;
   const int ordinal_;
   const std::uint64_t trainSteps_;
   Events& events_;
-  const std::string blasCore_;  // the OpenBLAS kernels in use: what a slow process computes with
   std::atomic<State> state_{State::kWaiting};
   std::atomic<std::uint64_t> globalStep_{0};
   std::atomic<std::uint64_t> localStep_{0};
   std::atomic<float> loss_;
   std::atomic<double> testAccuracy_;
-  // The registry's view of the gauges above, brought up to date by prometheusText().
-  std::shared_ptr<prometheus::Registry> registry_;
-  struct Exposed;
-  std::unique_ptr<Exposed> exposed_;
-  class Counters;
-  std::unique_ptr<Counters> counters_;
 
   mutable std::mutex mutex_;  // guards the rest
   std::vector<std::string> peers_;

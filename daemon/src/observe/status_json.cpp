@@ -1,0 +1,74 @@
+#include "pstrain/observe/status_json.hpp"
+
+#include <Poco/JSON/Array.h>
+#include <Poco/JSON/Object.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "pstrain/common/blas_core.hpp"
+#include "pstrain/common/cpu_limit.hpp"
+
+namespace pstrain::observe {
+namespace {
+
+Poco::JSON::Object runJson(const Progress::Run& run) {
+  Poco::JSON::Object json(Poco::JSON_PRESERVE_KEY_ORDER);
+  json.set("data_dir", run.dataDir);
+  if (!run.dataSet.empty()) json.set("data_set", run.dataSet);
+  Poco::JSON::Array layers;
+  for (int width : run.layers) layers.add(width);
+  json.set("layers", layers);
+  json.set("optimizer", run.optimizer);
+  json.set("learning_rate", run.learningRate);
+  json.set("batch_size", run.batchSize);
+  json.set("sync", run.sync);
+  json.set("started_at", run.startedAt);
+  return json;
+}
+
+}  // namespace
+
+std::string statusJson(const Progress& progress, const WorkerRoster* workers,
+                       const Meters* meters) {
+  Poco::JSON::Object json(Poco::JSON_PRESERVE_KEY_ORDER);
+  json.set("role", roleName(progress.role()));
+  json.set("ordinal", progress.ordinal());
+  json.set("state", stateName(progress.state()));
+  json.set("global_step", progress.globalStep());
+  json.set("train_steps", progress.trainSteps());
+  json.set("local_step", progress.localStep());
+  json.set("steps_per_second", progress.stepsPerSecond());
+  const float loss = progress.loss();
+  if (!std::isnan(loss)) json.set("loss", double(loss));
+  const double accuracy = progress.testAccuracy();
+  if (!std::isnan(accuracy)) json.set("test_accuracy", accuracy);
+  Poco::JSON::Array peers;
+  for (const auto& peer : progress.peers()) peers.add(peer);
+  json.set("peers", peers);
+  json.set("run", runJson(progress.run()));
+  if (const auto result = progress.result()) {
+    Poco::JSON::Object ended(Poco::JSON_PRESERVE_KEY_ORDER);
+    ended.set("model_path", result->modelPath);
+    ended.set("global_step", result->globalStep);
+    ended.set("test_accuracy", result->testAccuracy);
+    ended.set("training_elapsed_s", result->trainingElapsedSeconds);
+    ended.set("ended_at", result->endedAt);
+    json.set("result", ended);
+  }
+  json.set("blas_core", blasCoreInUse());
+  json.set("blas_threads", blasThreads());
+  if (workers) json.set("workers", workers->json());
+  const auto staleness = meters ? meters->stalenessSummary() : Meters::Staleness{};
+  if (staleness.pushes > 0) {
+    Poco::JSON::Object summary(Poco::JSON_PRESERVE_KEY_ORDER);
+    summary.set("mean", staleness.mean);
+    summary.set("p99", staleness.p99);
+    json.set("staleness", summary);
+  }
+  std::ostringstream out;
+  json.stringify(out);
+  return out.str();
+}
+
+}  // namespace pstrain::observe
