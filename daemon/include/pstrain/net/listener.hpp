@@ -30,7 +30,7 @@ class Listener {
     size_t firstFrameBytes = 0;     // the size of the frame a real peer starts with
     double handshakeSeconds = 5;    // for the first frame, and the receive timeout after it
     TrafficCounters* traffic = nullptr;               // counts every connection's bytes
-    Rejected rejected;                                 // told of each refused connection
+    Rejected rejected = nullptr;                       // told of each refused connection
   };
 
   Listener(Options options, Serve serve);
