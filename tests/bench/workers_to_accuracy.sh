@@ -4,7 +4,7 @@
 # PyTorch parameter server (tests/bench/torch_ps.py) with as many workers. Time runs from the
 # command's start (data loading included) to the first snapshot whose accuracy on the whole
 # Fashion-MNIST test set reaches 0.85 and 0.87; snapshots every 50 global steps.
-# On a machine with fewer CPUs than workers the defaults bound the workers computing at once to
+# On a machine with fewer CPUs than processes the defaults bound the workers computing at once to
 # the CPUs (asynchronously); the "all at once" rows (--concurrent-workers 0, the mode every worker
 # computing at once gets, as on a machine with a core per process or on Kubernetes) give the
 # global steps to each target that a many-core machine needs: they do not depend on the cores.
@@ -54,7 +54,7 @@ for r in $(seq "$repeats"); do
   echo "workers to accuracy: round $r of $repeats" >&2
   for w in $workers; do
     run "defaults-w$w" "$r" "$w" 6000 100
-    if [ "$w" -gt "$cpus" ]; then run "together-w$w" "$r" "$w" "$(steps_for "$w")" 100 --concurrent-workers 0; fi
+    if [ $((w + 2)) -gt "$cpus" ]; then run "together-w$w" "$r" "$w" "$(steps_for "$w")" 100 --concurrent-workers 0; fi
     torch "torch-w$w" "$r" "$w" 6000
   done
   for w in 1 12; do run "values-w$w" "$r" "$w" 200 20 --concurrent-workers 0; done

@@ -33,7 +33,7 @@ print(f"{'configuration':36} {'t(0.85)':>8} {'t(0.87)':>8} {'s(0.85)':>7} {'s(0.
       f"{'final':>7} {'steps/s':>8}")
 table = {}
 for w in workers:
-    mode = "sync" if w <= cpus else f"async, {cpus} at once"
+    mode = "sync" if w + 2 <= cpus else f"async, {cpus} at once"  # a CPU for every process
     plural = "s" if w > 1 else ""
     for name, label in ((f"defaults-w{w}", f"pstrain, {w} worker{plural} ({mode})"),
                         (f"together-w{w}", "  all at once (sync)"),

@@ -483,7 +483,7 @@ std::map<std::string, std::string> processEnvironment() {
 
 int concurrentWorkers(const Config& config, std::optional<int> sharedCpus) {
   if (config.concurrentWorkers != Config::kUnset) return config.concurrentWorkers;
-  return sharedCpus && config.workers > *sharedCpus ? *sharedCpus : 0;
+  return sharedCpus && config.workers + config.ps > *sharedCpus ? *sharedCpus : 0;
 }
 
 bool synchronous(const Config& config) {

@@ -35,6 +35,18 @@ BOOST_AUTO_TEST_CASE(defaults_apply_when_nothing_is_set) {
   BOOST_TEST(!config.role.has_value());
 }
 
+// pstrain local lets every worker compute at once (and so trains in sync) where every ps and
+// worker has a CPU of its own; else as many as the CPUs, asynchronously.
+BOOST_AUTO_TEST_CASE(shared_cpus_bound_the_workers_computing_at_once_when_too_few) {
+  using pstrain::config::concurrentWorkers;
+  BOOST_TEST(concurrentWorkers(load({{"--ps", "2", "--workers", "2"}, {}}), 2) == 2);
+  BOOST_TEST(concurrentWorkers(load({{"--ps", "2", "--workers", "8"}, {}}), 2) == 2);
+  BOOST_TEST(concurrentWorkers(load({{"--ps", "4", "--workers", "12"}, {}}), 16) == 0);
+  BOOST_TEST(concurrentWorkers(load({{"--ps", "4", "--workers", "13"}, {}}), 16) == 16);
+  BOOST_TEST(concurrentWorkers(load({{"--ps", "4", "--workers", "13"}, {}})) == 0);  // pods
+  BOOST_TEST(concurrentWorkers(load({{"--workers", "8", "--concurrent-workers", "3"}, {}}), 2) == 3);
+}
+
 // Auto is sync where every worker computes at once, asynchronous within a configured bound.
 BOOST_AUTO_TEST_CASE(auto_consistency_is_sync_unless_the_workers_are_bounded) {
   using pstrain::config::synchronous;

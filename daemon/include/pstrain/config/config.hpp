@@ -81,19 +81,21 @@ Config load(const Sources& sources);
 std::uint64_t runFingerprint(const Config& config);
 
 // How many workers compute at once in asynchronous mode (ps::StepGate, kept by ps 0; 0: all of
-// them): as configured, else all when each has a CPU of its own, else as many as the CPUs they
-// share. `sharedCpus`: those of the one machine every worker runs on (`pstrain local`); none
-// for workers on nodes of their own (pods). More than the CPUs only make each compute on older
+// them): as configured, else all when every ps and worker has a CPU of its own, else as many as
+// the CPUs they share. `sharedCpus`: those of the one machine every process runs on (`pstrain
+// local`); none for processes on nodes of their own (pods). A sync step waits for its slowest
+// worker: on 2 cores, 2 ps and 2 sync workers reached 0.87 in 1.85 s against 1.54 s for 2
+// asynchronous ones (medians of 5). More at once than the CPUs only make each compute on older
 // parameters: with 8 workers on 2 cores, a push's staleness is 1.0 global step at 2 and 1.7 at
 // 3, for the same time to 0.85.
 int concurrentWorkers(const Config& config, std::optional<int> sharedCpus = std::nullopt);
 
 // Whether the run is synchronous. Auto: sync unless concurrentWorkers() bounds the workers that
 // compute at once (then asynchronous within it). Every worker computing at once on a core of its
-// own (a pod each, or `pstrain local` with no more workers than CPUs) reaches a target accuracy
+// own (a pod each, or `pstrain local` with a CPU for every process) reaches a target accuracy
 // sooner in sync mode with the learning rate scaled to the step's gradients, as workers are
 // added; asynchronous workers push gradients about W - 1 steps old and need about W times the
-// steps (docs/benchmarks.md, "Time to accuracy").
+// steps (docs/design.md, "Consistency by default").
 bool synchronous(const Config& config);
 
 // The mode as events and logs name it: "sync" or "async" (a `started` event's `mode`).
