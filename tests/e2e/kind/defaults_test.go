@@ -12,9 +12,7 @@ import (
 func TestRestrictedNamespaceChartDefaults(t *testing.T) {
 	t.Parallel()
 	r := newChartDefaultsRelease(t, "pstrain-restricted", 300)
-	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce=restricted"); res.Err != nil {
-		t.Fatal(res)
-	}
+	r.enforcePodSecurity("restricted")
 	if res := r.install(); strings.Contains(res.Stderr, "PodSecurity") {
 		t.Errorf("helm install of the chart's defaults in a restricted namespace warned of Pod Security:\n%s", res)
 	}

@@ -14,9 +14,7 @@ import (
 func TestPodSecurityBaseline(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-baseline", 200)
-	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce=baseline"); res.Err != nil {
-		t.Fatal(res)
-	}
+	r.enforcePodSecurity("baseline")
 	// The refusal: helm install's warning says the pods "would violate" it, events that they violate it.
 	const refusal = `PodSecurity "baseline:latest": hostPath volumes (volume "logs-volume")`
 	res := r.install()

@@ -151,6 +151,14 @@ func (r *release) remove() {
 	}
 }
 
+// enforcePodSecurity labels the release's namespace to enforce the Pod Security level.
+func (r *release) enforcePodSecurity(level string) {
+	r.t.Helper()
+	if res := kind.Kubectl("label", "namespace", r.namespace, "pod-security.kubernetes.io/enforce="+level); res.Err != nil {
+		r.t.Fatal(res)
+	}
+}
+
 // logDir is the host's directory of the release's pods on every worker node: the chart gives
 // each pod <namespace>/<pod> of the nodes' /tmp/mnist, which is kind.LogDir.
 func (r *release) logDir() string { return filepath.Join(kind.LogDir, r.namespace) }
