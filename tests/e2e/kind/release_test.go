@@ -88,7 +88,9 @@ func newChartDefaultsRelease(t *testing.T, namespace string, trainSteps int) *re
 }
 
 // podNames are the names of the release's ps and worker pods.
-func (r *release) podNames() []string { return append(append([]string{}, r.psPods...), r.workerPods...) }
+func (r *release) podNames() []string {
+	return append(append([]string{}, r.psPods...), r.workerPods...)
+}
 
 // helm runs `helm COMMAND mnist chart/ --values values.yml <image> ARGS` in the release's
 // namespace, from the repository's root as the README does; with chartDefaults, without
