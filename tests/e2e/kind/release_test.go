@@ -24,8 +24,10 @@ import (
 const (
 	releaseName = "mnist"
 	selector    = "app.kubernetes.io/instance=" + releaseName
-	// How long pods may take to start, and a run of a scenario to train.
-	startTimeout = 4 * time.Minute
+	// How long pods may take to start, and a run of a scenario to train. Pods wait for CPU to be
+	// scheduled while the other scenarios' releases hold it: with 18 scenarios in parallel, a
+	// release of the chart's defaults (a worker of 1 CPU) waited more than 4 minutes.
+	startTimeout = 8 * time.Minute
 	trainTimeout = 8 * time.Minute
 	// The pod's log, as values.yml mounts it.
 	podLog = "/tmp/mnist-log/deploy.log"
