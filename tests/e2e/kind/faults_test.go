@@ -25,8 +25,11 @@ const longRun = 100000
 // longRunValues are the values of such a run: longRun global steps, asynchronous. These
 // scenarios are about faults and upgrades, not the mode; asynchronous workers on kind's shared
 // cores make global steps about twice as fast as sync ones, so the run lasts as long as measured.
-func longRunValues() string {
-	return fmt.Sprintf("hyperparams.trainsteps=%d,hyperparams.sync=false", longRun)
+func longRunValues() string { return asyncRunValues(longRun) }
+
+// asyncRunValues are the values of an asynchronous run of steps global steps.
+func asyncRunValues(steps int) string {
+	return fmt.Sprintf("hyperparams.trainsteps=%d,hyperparams.sync=false", steps)
 }
 
 // `helm test mnist` while the cluster trains; `kubectl delete pod mnist-ps-1` a fifth into the

@@ -17,13 +17,13 @@ import (
 // at exactly its last step.
 func TestScaleWorkersMidRun(t *testing.T) {
 	t.Parallel()
-	r := newRelease(t, "pstrain-scale", longRun)
+	r := newRelease(t, "pstrain-scale", joinedRunSteps)
 	r.install(joinedRun()...)
 	r.waitReady(allPods...)
 	steps := r.watchStep("mnist-ps-0")
 	defer steps.stop()
 
-	r.waitStep("mnist-ps-0", longRun/10)
+	r.waitStep("mnist-ps-0", joinedRunSteps/10)
 	r.scaleWorkers(4)
 	r.waitReady(append(allPods, "mnist-worker-2", "mnist-worker-3")...)
 	r.waitTrained("mnist-worker-2", "mnist-worker-3")
@@ -34,7 +34,7 @@ func TestScaleWorkersMidRun(t *testing.T) {
 	r.waitGone(left...)
 	r.waitCompleted()
 	for _, w := range left {
-		if f, err := r.nodeFacts(w); err != nil || f.Step >= longRun {
+		if f, err := r.nodeFacts(w); err != nil || f.Step >= joinedRunSteps {
 			t.Errorf("%s left at global step %d, not before the run's end (%v)", w, f.Step, err)
 		}
 	}
@@ -50,10 +50,10 @@ func TestScaleWorkersMidRun(t *testing.T) {
 // its checksum is the same) and the run completes at exactly its last step.
 func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	t.Parallel()
-	r := newRelease(t, "pstrain-upgrade-workers", longRun)
+	r := newRelease(t, "pstrain-upgrade-workers", joinedRunSteps)
 	r.install(joinedRun()...)
 	before := r.waitReady(allPods...)
-	r.waitStep("mnist-ps-0", longRun/10)
+	r.waitStep("mnist-ps-0", joinedRunSteps/10)
 
 	res := r.helm("upgrade", append(joinedRun(), "--set", "worker.number=3")...)
 	if res.Err != nil || !strings.Contains(res.Stdout, "REVISION: 2") {
@@ -70,11 +70,15 @@ func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	assertNotRestarted(t, r)
 }
 
+// joinedRunSteps are the global steps of a run that workers join under way: at half of
+// values.yml's CPU (100m) a run of 100,000 outlasted the scenario's 8 minutes for its end.
+const joinedRunSteps = 60000
+
 // joinedRun are the values of a run that workers join under way: a long run whose workers have
 // half of values.yml's CPU (100m), so that it outlasts a new pod's start on a busy machine (up
 // to two minutes on 2 cores with the other scenarios, longer than the whole run at 200m).
 func joinedRun() []string {
-	return []string{"--set", longRunValues(), "--set", "worker.limit.cpu=100m"}
+	return []string{"--set", asyncRunValues(joinedRunSteps), "--set", "worker.limit.cpu=100m"}
 }
 
 // scaleWorkers is `kubectl scale statefulset mnist-worker --replicas=N`.
