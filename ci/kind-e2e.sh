@@ -34,13 +34,16 @@
 #
 # Needs root, Docker and Go; installs debootstrap and jq. helm is ci/chart-test.sh's. The image
 # under test is PSTRAIN_KIND_IMAGE (default pstrain:e2e, which ci/image.sh builds), which must be
-# on this machine's Docker. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 30m);
+# on this machine's Docker, and the history checker PSTRAIN_HISTORY_CHECK (default ci/build.sh's
+# build/daemon/tests/history_check) must be built. PSTRAIN_KIND_TIMEOUT: go test's time limit (default 40m);
 # PSTRAIN_KIND_RUN: only the scenarios go test -run selects (e.g. TestReadme).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source ci/go-env.sh
 
 image="${PSTRAIN_KIND_IMAGE:-pstrain:e2e}"
+# The history checker the scenarios run on their pods' logs, from ci/build.sh's build.
+history_check="${PSTRAIN_HISTORY_CHECK:-$PWD/build/daemon/tests/history_check}"
 name=pstrain-kind # the cluster, and its Docker network
 work="$(mktemp -d)"
 runtime_added=""
@@ -164,7 +167,8 @@ echo "== scenarios (tests/e2e/kind, in parallel)"
   cd tests/e2e &&
     PSTRAIN_KIND_CLUSTER="$name" PSTRAIN_KIND_KUBECONFIG="$work/kubeconfig" PSTRAIN_KIND_BIN="$work/bin" \
       PSTRAIN_KIND_IMAGE="$image" PSTRAIN_KIND_LOG_DIR="$logs" \
-      go test -count=1 -json -parallel 8 -timeout "${PSTRAIN_KIND_TIMEOUT:-30m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
+      PSTRAIN_HISTORY_CHECK="$history_check" \
+      go test -count=1 -json -parallel 8 -timeout "${PSTRAIN_KIND_TIMEOUT:-40m}" -run "${PSTRAIN_KIND_RUN:-.}" ./kind/
 ) >"$work/scenarios.json" 2>"$work/scenarios.err"
 rc=$?
 # go test's events of the scenarios (parallel ones interleave in its plain output).

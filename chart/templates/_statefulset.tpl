@@ -49,7 +49,11 @@ spec:
       annotations:
         {{- /* The chart's own annotations win over the role's podAnnotations, which win over
         podAnnotations. */}}
-        {{- $annotations := dict "checksum/config" (include (print .ctx.Template.BasePath "/configmap.yaml") .ctx | sha256sum) }}
+        {{- /* Of the configuration less the ps count: when that changes, worker 0 re-cuts the
+        parameters over the ps the mounted file names (the kubelet keeps it current), and no pod
+        rolls. */}}
+        {{- $config := regexReplaceAll "(?m)^    ps: [0-9]+\n" (include (print .ctx.Template.BasePath "/configmap.yaml") .ctx) "" }}
+        {{- $annotations := dict "checksum/config" ($config | sha256sum) }}
         {{- if $values.metrics.podAnnotations }}
         {{- $_ := set $annotations "prometheus.io/scrape" "true" }}
         {{- $_ := set $annotations "prometheus.io/port" (toString $httpPort) }}

@@ -43,6 +43,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
       case MessageType::kShardCopy: decodeShardCopy(fields); break;
       case MessageType::kChallenge: decodeChallenge(fields); break;
       case MessageType::kProof: decodeProof(fields); break;
+      case MessageType::kCutFreeze: decodeCutFreeze(fields); break;
+      case MessageType::kSliceState: decodeSliceState(fields, 1 << 16); break;
+      case MessageType::kRecut: decodeRecut(fields); break;
       case MessageType::kPull:
       case MessageType::kError: break;
     }

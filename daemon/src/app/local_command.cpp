@@ -1,3 +1,4 @@
+#include <charconv>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "pstrain/app/child_process.hpp"
+#include "pstrain/app/command_flags.hpp"
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/restart_backoff.hpp"
 #include "pstrain/app/signals.hpp"
@@ -110,6 +113,8 @@ struct Child {
   RestartBackoff backoff;
   std::optional<std::chrono::steady_clock::time_point> restartAt;  // once exited, to start again
   std::uintmax_t eventsFrom = 0;  // where the current run's events begin in its events.jsonl
+  // A ps removed from the list: stopped once worker 0 has cut it out of the run.
+  std::optional<std::chrono::steady_clock::time_point> leavingSince;
 
   // Starts it, with childrenMutex held, unless the children are being stopped.
   void start() {
@@ -123,13 +128,26 @@ struct Child {
   // Whether the current run has reported a state (training or completed): it is past reading
   // its settings, data set and checkpoint, and past reaching the ps.
   bool reportsWork() const {
-    if (!fs::exists(eventsPath())) return false;
-    auto events = observe::readEvents(eventsPath(), eventsFrom);
-    return std::any_of(events.begin(), events.end(), [](const auto& event) {
-      return event->template optValue<std::string>("event", "") == "state" &&
-             event->template optValue<std::string>("state", "") !=
+    return reports([](const Poco::JSON::Object::Ptr& event) {
+      return event->optValue<std::string>("event", "") == "state" &&
+             event->optValue<std::string>("state", "") !=
                  observe::stateName(observe::State::kWaiting);
     });
+  }
+
+  // Of a ps: whether a re-cut has left it out of the run (it serves no parameters).
+  bool cutOut() const {
+    return reports([](const Poco::JSON::Object::Ptr& event) {
+      return event->optValue<std::string>("event", "") == "cut" &&
+             event->optValue<std::uint64_t>("count", 1) == 0;
+    });
+  }
+
+  // Whether the current run has recorded an event that `matches`.
+  bool reports(const std::function<bool(const Poco::JSON::Object::Ptr&)>& matches) const {
+    if (!fs::exists(eventsPath())) return false;
+    auto events = observe::readEvents(eventsPath(), eventsFrom);
+    return std::any_of(events.begin(), events.end(), matches);
   }
 };
 
@@ -220,7 +238,7 @@ void runOnIdleCpuOnly() {
 
 // One ps or worker of the cluster on loopback, with its own port, HTTP port and log dir.
 Child planChild(const std::string& self, const std::vector<std::string>& args,
-                const config::Config& settings, const std::string& psHosts,
+                const config::Config& settings, const std::string& psHostsFile,
                 const std::string& role, int index, int port, int httpPort) {
   std::string name = role + "-" + std::to_string(index);
   std::string dir = settings.logDir + "/" + name;
@@ -228,7 +246,7 @@ Child planChild(const std::string& self, const std::vector<std::string>& args,
   std::vector<std::string> argv{self, "run"};
   argv.insert(argv.end(), args.begin(), args.end());
   std::vector<std::string> placement{"--role", role, "--index", std::to_string(index),
-                                     "--ps-hosts", psHosts,
+                                     "--ps-hosts-file", psHostsFile,
                                      role == "ps" ? "--ps-port" : "--worker-port",
                                      std::to_string(port), "--http-port",
                                      std::to_string(httpPort),
@@ -245,10 +263,38 @@ Child planChild(const std::string& self, const std::vector<std::string>& args,
   return child;
 }
 
-// Every ps and worker as a child process on loopback, each with its own ports and log dir. With
-// `dataCopy`, the workers beyond those that compute at once read the data set there.
+// The ps of the cluster, as its children read them: a file that changes when ps are added or
+// removed (worker 0 re-cuts the parameters over them), as a ConfigMap does.
+class PsHosts {
+ public:
+  explicit PsHosts(std::string path) : path_(std::move(path)) {}
+  const std::string& path() const { return path_; }
+  size_t count() const { return hosts_.size(); }
+  void add(int port) {
+    hosts_.push_back("127.0.0.1:" + std::to_string(port));
+    write();
+  }
+  void removeLast() {
+    hosts_.pop_back();
+    write();
+  }
+
+ private:
+  void write() const {
+    std::string list;
+    for (const auto& host : hosts_) list += (list.empty() ? "" : ",") + host;
+    writeFileAtomically(path_, list + "\n");
+  }
+  std::string path_;
+  std::vector<std::string> hosts_;
+};
+
+// Every ps and worker as a child process on loopback, each with its own ports and log dir; the
+// workers reach ps i at `fronts[i]`, if given. With `dataCopy`, the workers beyond those that
+// compute at once read the data set there.
 std::vector<Child> planChildren(const std::string& self, const std::vector<std::string>& args,
-                                const config::Config& settings,
+                                const config::Config& settings, PsHosts& psHosts,
+                                const std::vector<int>& fronts,
                                 const std::optional<std::string>& dataCopy) {
   // Each child gets its ps or worker port, then an HTTP port: ports[i] and ports[children + i];
   // worker 0 the HTTP port the user chose, if any, which no other child may get.
@@ -259,9 +305,9 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
       taken != ports.end()) {
     ports.erase(taken);
   }
-  std::string psHosts;
+  fs::create_directories(settings.logDir);
   for (int i = 0; i < settings.ps; ++i) {
-    psHosts += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[size_t(i)]);
+    psHosts.add(fronts.empty() ? ports[size_t(i)] : fronts[size_t(i)]);
   }
   std::vector<Child> children;
   const int capacity = settings.concurrentWorkers;
@@ -270,7 +316,7 @@ std::vector<Child> planChildren(const std::string& self, const std::vector<std::
     int index = isPs ? i : i - settings.ps;
     const int httpPort =
         !isPs && index == 0 && chiefPort ? *chiefPort : ports[size_t(childCount + i)];
-    auto child = planChild(self, args, settings, psHosts, isPs ? "ps" : "worker", index,
+    auto child = planChild(self, args, settings, psHosts.path(), isPs ? "ps" : "worker", index,
                            ports[size_t(i)], httpPort);
     child.readsCopy =
         !isPs && dataCopy && !config::synchronous(settings) && capacity > 0 && index >= capacity;
@@ -301,12 +347,76 @@ std::optional<Summary> resultOfRun(const std::string& path, const std::string& r
 }
 
 // `kill -USR1` adds a worker and `kill -USR2` removes the newest: the launcher's `kubectl scale
-// statefulset <release>-worker`. The handlers only count; the launcher's loop acts on the counts.
+// statefulset <release>-worker`. `kill -RTMIN` adds a ps and `kill -RTMIN+1` removes the newest:
+// its `helm upgrade --set ps.number=N`. The handlers only count; the launcher's loop acts on the
+// counts.
 std::atomic<int> workersToAdd{0};
 std::atomic<int> workersToRemove{0};
+std::atomic<int> psToAdd{0};
+std::atomic<int> psToRemove{0};
 
 void countScaleSignal(int signal) {
-  (signal == SIGUSR1 ? workersToAdd : workersToRemove).fetch_add(1);
+  if (signal == SIGUSR1) workersToAdd.fetch_add(1);
+  if (signal == SIGUSR2) workersToRemove.fetch_add(1);
+  if (signal == SIGRTMIN) psToAdd.fetch_add(1);
+  if (signal == SIGRTMIN + 1) psToRemove.fetch_add(1);
+}
+
+// How long a ps left out of the list may wait for worker 0's re-cut before it is stopped all the
+// same (its parameters are in worker 0's copy).
+constexpr std::chrono::seconds kLeavingPsWait{60};
+
+// Adds and removes the ps the scale signals asked for since the last call, in the list the
+// children read (PsHosts): worker 0 re-cuts the parameters over the ps listed. A new ps takes the
+// next index, as a StatefulSet's new pod its ordinal; a removed ps, the newest, is stopped once
+// worker 0 has cut it out of the run (its slice and optimizer state moved to the others); ps 0
+// stays.
+void scalePs(std::vector<Child>& children, PsHosts& psHosts,
+             const std::function<Child(int index, int port, int httpPort)>& planPs) {
+  auto logger = log::logger("local");
+  auto named = [&](const std::string& name) {
+    return std::find_if(children.begin(), children.end(),
+                        [&](const Child& child) { return child.name == name; });
+  };
+  for (int n = psToAdd.exchange(0); n > 0; --n) {
+    const int index = int(psHosts.count());
+    const auto ports = net::freeLoopbackPorts(2);
+    psHosts.add(ports[0]);  // first: the new ps finds its place in the list
+    auto ps = planPs(index, ports[0], ports[1]);
+    fs::create_directories(ps.dir);
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    if (auto old = named(ps.name); old != children.end()) {  // still leaving from before
+      if (old->process) old->process->stop(std::chrono::milliseconds(5000));
+      children.erase(old);
+    }
+    ps.start();
+    logger->info("{} added (SIGRTMIN): worker 0 re-cuts the parameters over {} ps", ps.name,
+                 psHosts.count());
+    children.push_back(std::move(ps));
+  }
+  for (int n = psToRemove.exchange(0); n > 0; --n) {
+    if (psHosts.count() <= 1) {
+      logger->warn("SIGRTMIN+1: no ps to remove; ps 0 stays");
+      continue;
+    }
+    psHosts.removeLast();
+    const auto name = "ps-" + std::to_string(psHosts.count());
+    logger->info("{} leaves (SIGRTMIN+1): worker 0 re-cuts the parameters over {} ps, then it "
+                 "stops", name, psHosts.count());
+    if (auto leaving = named(name); leaving != children.end()) {
+      leaving->leavingSince = std::chrono::steady_clock::now();
+    }
+  }
+  for (auto& child : children) {
+    if (!child.leavingSince || !child.process) continue;
+    if (!child.cutOut() && std::chrono::steady_clock::now() < *child.leavingSince + kLeavingPsWait) {
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(childrenMutex);
+    child.process->stop(std::chrono::milliseconds(5000));
+    child.process.reset();
+    logger->info("{} stopped: it is out of the run", child.name);
+  }
 }
 
 bool isWorker(const Child& child) { return child.name.rfind("worker-", 0) == 0; }
@@ -345,12 +455,14 @@ void scaleWorkers(std::vector<Child>& children,
 // Waits for worker 0's result, restarting children that die and scaling the workers on signal;
 // throws ExitError when a child cannot be kept running.
 Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
-                    const std::function<Child(int index)>& planWorker,
+                    const std::function<Child(int index)>& planWorker, PsHosts& psHosts,
+                    const std::function<Child(int index, int port, int httpPort)>& planPs,
                     const std::string& resultPath, const std::string& runId,
                     observe::Events& events) {
   ProgressReporter progress(chiefHttpPort(children));
   for (;;) {
     scaleWorkers(children, planWorker);
+    scalePs(children, psHosts, planPs);
     if (auto summary = resultOfRun(resultPath, runId)) {
       progress.finish();
       for (const auto& child : children) {
@@ -374,6 +486,10 @@ Summary awaitResult(std::vector<Child>& children, RunningChildren& running,
         auto status = child.process->poll();
         if (!child.backoff.atWork() && child.reportsWork()) child.backoff.reachedWork();
         if (!status) continue;
+        if (child.leavingSince) {  // out of the list: not started again
+          child.process.reset();
+          continue;
+        }
         auto delay = child.backoff.exited(*status);
         if (!delay) {
           progress.finish();
@@ -409,12 +525,26 @@ void report(const Summary& summary, const config::Config& settings,
   logger->info("training curve: {}", curvePath);
 }
 
-// Removes a flag without a value from `args`; returns whether it was there.
-bool takeSwitch(std::vector<std::string>& args, const std::string& name) {
-  auto it = std::find(args.begin(), args.end(), name);
-  if (it == args.end()) return false;
-  args.erase(it);
-  return true;
+// `--ps-fronts PORT,...`: ps i is reached at 127.0.0.1:PORT_i, where something in front of it
+// (a proxy that delays, cuts or drops what passes) forwards to the port it listens on (its
+// `listening` event). One port for each ps at the start; ps added later are reached directly.
+std::vector<int> psFronts(const std::string& flag, int psCount) {
+  std::vector<int> ports;
+  std::istringstream list(flag);
+  for (std::string port; std::getline(list, port, ',');) {
+    int value = 0;
+    const auto end = port.data() + port.size();
+    if (auto [at, error] = std::from_chars(port.data(), end, value);
+        error != std::errc() || at != end || value < 1 || value > 65535) {
+      throw ConfigError("--ps-fronts: \"" + port + "\" is not a port");
+    }
+    ports.push_back(value);
+  }
+  if (!flag.empty() && int(ports.size()) != psCount) {
+    throw ConfigError("--ps-fronts names " + std::to_string(ports.size()) + " ports for " +
+                      std::to_string(psCount) + " ps");
+  }
+  return ports;
 }
 
 }  // namespace
@@ -422,8 +552,9 @@ bool takeSwitch(std::vector<std::string>& args, const std::string& name) {
 int runLocal(const std::string& self, const std::vector<std::string>& originalArgs) {
   const auto start = std::chrono::steady_clock::now();
   auto args = originalArgs;
-  const auto summaryPath = takeSummaryFlag(args);
+  const auto summaryPath = takeFlag(args, "--summary-json");
   const bool keepServing = takeSwitch(args, "--keep-serving");
+  const auto fronts = takeFlag(args, "--ps-fronts");
   auto settings = config::load({args, config::processEnvironment()});
   // Decided once, for every child alike: the workers share this machine's CPUs.
   settings.concurrentWorkers = config::concurrentWorkers(settings, cpuLimit());
@@ -438,7 +569,8 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   // a lower priority than the training (8 workers on 2 cores: 3 inflations instead of 8, and
   // the first step after 2).
   const std::string dataCopy = settings.logDir + "/data";
-  auto children = planChildren(self, args, settings,
+  PsHosts psHosts(settings.logDir + "/ps-hosts");
+  auto children = planChildren(self, args, settings, psHosts, psFronts(fronts, settings.ps),
                                compressed ? std::optional<std::string>(dataCopy) : std::nullopt);
   const bool copyNeeded = std::any_of(children.begin(), children.end(),
                                       [](const Child& child) { return child.readsCopy; });
@@ -457,7 +589,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   // (inherited by the children; a value the user set is kept).
   auto blasThreads = std::to_string(std::max(1, cpuLimit() / settings.workers));
   ::setenv("OPENBLAS_NUM_THREADS", blasThreads.c_str(), 0);
-  setSignalHandler({SIGUSR1, SIGUSR2}, countScaleSignal);
+  setSignalHandler({SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMIN + 1}, countScaleSignal);
   handleTerminationSignals([](int signal) {
     std::lock_guard<std::mutex> lock(childrenMutex);
     stopping = true;
@@ -481,13 +613,16 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
     const std::string page = "http://127.0.0.1:" +
                              std::to_string(chiefHttpPort(children)) + "/";
     events.emit(observe::event::page(page));
-    // New workers on the ps of worker 0's placement, with ports free now.
-    const auto psHosts = flagOf(children[size_t(settings.ps)], "--ps-hosts");
+    // New workers and ps read the list of ps; their ports are free now.
     auto planWorker = [&](int index) {
       auto ports = net::freeLoopbackPorts(2);
-      return planChild(self, args, settings, psHosts, "worker", index, ports[0], ports[1]);
+      return planChild(self, args, settings, psHosts.path(), "worker", index, ports[0], ports[1]);
     };
-    summary = awaitResult(children, running, planWorker, resultPath, runId, events);
+    auto planPs = [&](int index, int port, int httpPort) {
+      return planChild(self, args, settings, psHosts.path(), "ps", index, port, httpPort);
+    };
+    summary = awaitResult(children, running, planWorker, psHosts, planPs, resultPath, runId,
+                          events);
     if (keepServing) {
       summary.elapsedSeconds = secondsSince(start);
       events.emit(observe::event::runDone(summary.globalStep, summary.elapsedSeconds,

@@ -8,6 +8,8 @@
 namespace pstrain::app {
 
 namespace event = observe::event;
+using Kind = observe::HistoryKind;
+using observe::historyFlag;
 
 PsReporter::PsReporter(int index, int logEverySteps, observe::Progress& progress,
                        observe::Meters& meters, observe::WorkerRoster& workers,
@@ -22,11 +24,14 @@ PsReporter::PsReporter(int index, int logEverySteps, observe::Progress& progress
 void PsReporter::restored(std::uint64_t globalStep, const std::string& path, bool completed) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
   events_.emit(event::restored(index_, globalStep, path, completed));
+  record({Kind::kRestored, historyFlag(completed), 0, 0, globalStep, 0, 0,
+          observe::historyPathHash(path)});
 }
 
 void PsReporter::shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
   events_.emit(event::recovered(index_, globalStep, worker));
+  record({Kind::kShardRecovered, 0, worker, 0, globalStep});
   if (completed) progress_.setState(observe::State::kCompleted);
 }
 
@@ -37,12 +42,37 @@ void PsReporter::shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
       index_, observe::workerPeer(worker), copyStep, globalStep);
 }
 
-void PsReporter::checkpointWritten(std::uint64_t globalStep, const std::string& path) {
-  events_.emit(event::checkpoint(index_, globalStep, path));
+void PsReporter::cutFrozen(std::uint64_t generation, std::uint64_t globalStep) {
+  events_.emit(event::cutFrozen(index_, generation, globalStep));
+  record({Kind::kCutFrozen, 0, 0, generation, globalStep});
 }
 
-void PsReporter::serving(bool completed) {
+void PsReporter::cutInstalled(std::uint64_t generation, int psCount, int index,
+                              std::uint64_t offset, std::uint64_t count,
+                              std::uint64_t globalStep) {
+  progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
+  events_.emit(event::cutServed(index_, generation, psCount, index, offset, count, globalStep));
+  record({Kind::kCutInstalled, std::uint16_t(count == 0 ? observe::kHistoryOutOfRun : 0),
+          std::uint32_t(index), generation, globalStep, 0, 0, std::uint64_t(psCount)});
+}
+
+void PsReporter::cutThawed(std::uint64_t generation, std::uint64_t globalStep) {
+  events_.emit(event::cutThawed(index_, generation, globalStep));
+  record({Kind::kCutThawed, 0, 0, generation, globalStep});
+}
+
+void PsReporter::checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+                                   const std::string& path) {
+  events_.emit(event::checkpoint(index_, globalStep, path));
+  record({Kind::kCheckpointWritten, 0, 0, generation, globalStep, 0, 0,
+          observe::historyPathHash(path)});
+}
+
+void PsReporter::serving(const ps::CutPosition& cut, std::uint64_t globalStep, bool completed) {
   progress_.setState(completed ? observe::State::kCompleted : observe::State::kTraining);
+  const auto out = cut.range.count == 0 ? observe::kHistoryOutOfRun : 0;
+  record({Kind::kServing, std::uint16_t(historyFlag(completed) | out), std::uint32_t(cut.index),
+          cut.generation, globalStep, 0, 0, std::uint64_t(cut.psCount)});
 }
 
 void PsReporter::workerArrived(std::uint32_t worker, const std::string& address) {
@@ -63,22 +93,40 @@ void PsReporter::workerJoined(std::uint32_t worker, const std::string& address,
                               std::uint64_t globalStep) {
   workers_.joined(worker);
   events_.emit(event::workerConnected(index_, worker, address, globalStep));
+  record({Kind::kWorkerJoined, 0, worker, 0, globalStep});
 }
 
-void PsReporter::workerLeft(std::uint32_t worker) { workers_.left(worker); }
+void PsReporter::workerLeft(std::uint32_t worker) {
+  workers_.left(worker);
+  record({Kind::kWorkerLeft, 0, worker});
+}
 
-void PsReporter::pulled(double seconds) { meters_.pullSeconds().Observe(seconds); }
+void PsReporter::pulled(std::uint64_t globalStep, double seconds) {
+  meters_.pullSeconds().Observe(seconds);
+  record({Kind::kPullAnswered, 0, 0, 0, globalStep});
+}
 
 void PsReporter::pushed(std::uint32_t worker, std::uint64_t localStep, double seconds) {
   meters_.pushSeconds().Observe(seconds);
   workers_.stepped(worker, localStep);
 }
 
-void PsReporter::pushApplied(std::uint64_t staleness) {
-  meters_.staleness().Observe(double(staleness));
+void PsReporter::pushApplied(const AppliedPush& push) {
+  record({Kind::kPushApplied,
+          std::uint16_t(historyFlag(push.closedStep) | push.lag << observe::kHistoryLagShift),
+          push.worker, push.generation,
+          push.globalStep, push.incarnation, push.pushNumber, push.staleness});
+  meters_.staleness().Observe(double(push.staleness));
   std::lock_guard<std::mutex> lock(mutex_);
-  stalenessSum_ += staleness;
+  stalenessSum_ += push.staleness;
   ++stalenessCount_;
+}
+
+void PsReporter::pushRefused(std::uint32_t worker, std::uint64_t incarnation,
+                             std::uint64_t pushNumber, std::uint64_t generation,
+                             std::uint64_t globalStep, Refusal why) {
+  record({Kind::kPushRefused, std::uint16_t(why), worker, generation, globalStep, incarnation,
+          pushNumber});
 }
 
 void PsReporter::stepApplied(const Step& step) {

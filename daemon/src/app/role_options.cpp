@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "pstrain/common/incarnation.hpp"
 #include "pstrain/model/layout.hpp"
 #include "pstrain/net/auth.hpp"
 #include "pstrain/net/handshake.hpp"
@@ -24,8 +25,9 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   auto all = model::initialParameters(layout, settings.seed);
   options.initial.assign(all.begin() + long(options.range.offset),
                          all.begin() + long(options.range.offset + options.range.count));
-  options.optimizer =
-      ps::makeOptimizer(settings.optimizer, options.range.count, settings.learningRate);
+  options.makeOptimizer = [kind = settings.optimizer, rate = settings.learningRate](size_t size) {
+    return ps::makeOptimizer(kind, size, rate);
+  };
   options.runId = config::runFingerprint(settings);
   options.ps = settings.ps;
   options.shard.trainSteps = std::uint64_t(settings.trainSteps);
@@ -57,7 +59,10 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                            net::loadAuthKey(settings.authKeyFile),
                            std::move(ps),
                            settings.peerTimeoutSeconds,
-                           settings.idleTimeoutSeconds};
+                           settings.idleTimeoutSeconds,
+                           {},
+                           1.0,
+                           settings.pushesInFlight};
 }
 
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index) {
@@ -74,6 +79,24 @@ net::Listener::Options listenerOptions(const ps::Server& server, int port,
                                        net::Rejected rejected) {
   return net::Listener::Options{"ps", port, server.maxPayload(), net::helloFrameBytes(),
                                 kHandshakeSeconds, traffic, std::move(rejected)};
+}
+
+std::unique_ptr<observe::HistoryRecorder> historyRecorder(const config::Config& settings,
+                                                          Role role, int index,
+                                                          const std::string& path,
+                                                          std::uint64_t incarnation) {
+  if (!settings.recordHistory) return nullptr;
+  observe::HistoryHeader header;
+  header.role = role;
+  header.sync = config::synchronous(settings);
+  header.index = std::uint32_t(index);
+  header.incarnation = incarnation != 0 ? incarnation : drawIncarnation();
+  header.runId = config::runFingerprint(settings);
+  header.trainSteps = std::uint64_t(settings.trainSteps);
+  header.startedAt = std::uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+  return std::make_unique<observe::HistoryRecorder>(path, header);
 }
 
 }  // namespace pstrain::app

@@ -99,6 +99,9 @@ struct Reports {
   options.httpPort = httpPort;
   PsReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
                       reports.meters, reports.workers, reports.events);
+  const auto history = historyRecorder(settings, Role::kPs, placement.index,
+                                       settings.logDir + "/" + observe::kHistoryFile);
+  if (history) reporter.recordHistory(*history);
   ps::Server server(std::move(options), reporter);
   net::Listener listener(
       listenerOptions(server, placement.listenPort, &reports.meters.traffic,
@@ -107,6 +110,7 @@ struct Reports {
                       }),
       [&server](net::Channel& channel) { server.serve(channel); });
   reports.events.emit(observe::event::listening(placement.index, listener.port()));
+  server.announce();
   log::flush();  // where to reach it, at once
   addTerminationHook([&server] { server.stop(); });
   idleUntilTerminated();
@@ -158,8 +162,27 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
   }
 }
 
+// The ps as the settings say now: their sources read again (the configuration file, which the
+// kubelet keeps as its ConfigMap is now, or psHostsFile, which `pstrain local` rewrites). Settings
+// that cannot be read while they change keep the last list that could.
+std::function<std::vector<net::Endpoint>()> currentPs(const std::vector<std::string>& args,
+                                                      const std::map<std::string, std::string>& env,
+                                                      std::vector<net::Endpoint> known) {
+  return [args, env, known = std::move(known)]() mutable {
+    try {
+      known = cluster::place(config::load({args, env}), Poco::Environment::nodeName(),
+                             envOr(env, "POD_NAMESPACE"))
+                  .ps;
+    } catch (const ConfigError& e) {
+      log::logger("worker")->warn("the ps stay those known: {}", e.what());
+    }
+    return known;
+  };
+}
+
 [[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
-                            Reports& reports, serve::ModelSlot* model) {
+                            Reports& reports, serve::ModelSlot* model,
+                            std::function<std::vector<net::Endpoint>()> psNow) {
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
   const bool chief = placement.index == 0;
@@ -189,8 +212,13 @@ void serveModelFile(serve::ModelSlot* model, const std::string& path) {
 
   WorkerReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
                           reports.meters, reports.events);
-  ps::Client client(clientOptions(settings, placement.index, placement.ps),
-                    net::tcpDialer(&reports.meters.traffic), reporter);
+  auto options = clientOptions(settings, placement.index, placement.ps);
+  options.currentPs = std::move(psNow);
+  ps::Client client(std::move(options), net::tcpDialer(&reports.meters.traffic), reporter);
+  const auto history =
+      historyRecorder(settings, Role::kWorker, placement.index,
+                      settings.logDir + "/" + observe::kHistoryFile, client.incarnation());
+  if (history) reporter.recordHistory(*history);
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, reporter,
                           reports.meters.traffic);
   auto result = trainer.run(train, chief ? &*test : nullptr);
@@ -296,7 +324,8 @@ int runDaemon(const std::vector<std::string>& args) {
   HttpEndpoint http(settings.httpPort, reports.pages(), model ? &*model : nullptr,
                     {settings.modelName, settings.corsOrigin});
   if (placement.role == Role::kPs) runPs(settings, placement, reports, http.port());
-  runWorker(settings, placement, reports, model ? &*model : nullptr);
+  runWorker(settings, placement, reports, model ? &*model : nullptr,
+            currentPs(args, env, placement.ps));
 }
 
 }  // namespace pstrain::app

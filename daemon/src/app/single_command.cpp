@@ -1,5 +1,6 @@
 #include <chrono>
 
+#include "pstrain/app/command_flags.hpp"
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/common/aligned_vector.hpp"
@@ -17,7 +18,7 @@ namespace pstrain::app {
 int runSingle(const std::vector<std::string>& originalArgs) {
   const auto start = std::chrono::steady_clock::now();
   auto args = originalArgs;
-  const auto summaryPath = takeSummaryFlag(args);
+  const auto summaryPath = takeFlag(args, "--summary-json");
   const auto settings = config::load({args, config::processEnvironment()});
   log::initConsole();
   // One core: the bound a worker process is measured against.

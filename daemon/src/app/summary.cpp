@@ -72,20 +72,4 @@ std::string describe(const Summary& s) {
   return s.blasCore.empty() ? line : line + ("; BLAS kernels: " + s.blasCore);
 }
 
-std::string takeSummaryFlag(std::vector<std::string>& args) {
-  std::string path;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--summary-json" && i + 1 < args.size()) {
-      path = args[i + 1];
-      args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
-      --i;
-    } else if (args[i].rfind("--summary-json=", 0) == 0) {
-      path = args[i].substr(15);
-      args.erase(args.begin() + long(i));
-      --i;
-    }
-  }
-  return path;
-}
-
 }  // namespace pstrain::app

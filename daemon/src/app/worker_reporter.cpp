@@ -34,8 +34,29 @@ void WorkerReporter::reconnected(const net::Endpoint& ps, const net::Welcome& we
   events_.emit(event::reconnected(index_, ps.toString(), globalStep));
 }
 
+void WorkerReporter::recut(std::uint64_t generation, int fromPs, int toPs,
+                           std::uint64_t globalStep, std::uint64_t movedState,
+                           std::uint64_t lostState, const std::string& unreached) {
+  events_.emit(
+      event::recut(generation, fromPs, toPs, globalStep, movedState, lostState, unreached));
+}
+
 void WorkerReporter::waiting(const net::Endpoint& ps, int attempt, const std::string& reason) {
   events_.emit(event::waiting(ps.toString(), attempt, reason));
+}
+
+void WorkerReporter::pushSent(std::uint64_t generation, std::uint64_t pushNumber,
+                              std::uint64_t localStep, std::uint64_t basedOn) {
+  if (!history_) return;
+  history_->record({observe::HistoryKind::kPushSent, 0, 0, generation, basedOn,
+                    history_->header().incarnation, pushNumber, localStep});
+}
+
+void WorkerReporter::answered(int psIndex, std::uint64_t generation, std::uint64_t pushNumber,
+                              bool applied, std::uint64_t globalStep) {
+  if (!history_) return;
+  history_->record({observe::HistoryKind::kAnswered, observe::historyFlag(applied),
+                    std::uint32_t(psIndex), generation, globalStep, 0, pushNumber});
 }
 
 void WorkerReporter::divided(std::uint32_t rank, std::uint32_t workers,

@@ -6,12 +6,14 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <initializer_list>
 #include <limits>
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/net/message.hpp"
 
 extern char** environ;
 
@@ -163,9 +165,9 @@ const std::vector<Key>& keys() {
        "ordinal within the role (default: from the pod name)"},
       {"podName", [](Config& c, const std::string& v) { c.podName = nonEmpty(v); },
        "<prefix>-<role>-<ordinal> (default: $POD_NAME, else the hostname)"},
+      // Not part of the run: worker 0 re-cuts the parameters when it changes during one.
       {"ps", [](Config& c, const std::string& v) { c.ps = int(parseInt(v, 1, 1024)); },
-       "number of parameter servers", Kind::kValue,
-       [](const Config& c) { return part("ps", c.ps); }},
+       "number of parameter servers"},
       // Not part of the run: workers join and leave during one, each known by its index alone.
       {"workers", [](Config& c, const std::string& v) { c.workers = int(parseInt(v, 1, 4096)); },
        "number of workers `pstrain local` starts (others may join a run, and any may leave)"},
@@ -190,6 +192,8 @@ const std::vector<Key>& keys() {
          for (const auto& host : splitList(v)) c.psHosts.push_back(validHostPort(host));
        },
        "host:port of every ps, comma-separated (replaces the DNS names)"},
+      {"psHostsFile", [](Config& c, const std::string& v) { c.psHostsFile = nonEmpty(v); },
+       "a file that holds psHosts, read again by worker 0 to re-cut the ps when it changes"},
       {"peerTimeoutSeconds",
        [](Config& c, const std::string& v) { c.peerTimeoutSeconds = parseDouble(v, 0, 86400); },
        "how long to wait for a peer before giving up"},
@@ -212,6 +216,9 @@ const std::vector<Key>& keys() {
        "directory for deploy.log and results"},
       {"logToStdout", [](Config& c, const std::string& v) { c.logToStdout = parseBool(v); },
        "also log to stdout", Kind::kBool},
+      {"recordHistory", [](Config& c, const std::string& v) { c.recordHistory = parseBool(v); },
+       "record every push, step, re-cut and checkpoint in <logDir>/history.bin, for "
+       "history_check", Kind::kBool},
       {"trainSteps",
        [](Config& c, const std::string& v) { c.trainSteps = parseInt(v, 1, kMaxInt64); },
        "global steps to train", Kind::kValue,
@@ -263,6 +270,12 @@ const std::vector<Key>& keys() {
        [](Config& c, const std::string& v) { c.concurrentWorkers = int(parseInt(v, 0, 100000)); },
        "asynchronous mode: at most this many workers compute at once, the others wait for "
        "fresh parameters (0: all; pstrain local: its CPUs)"},
+      {"pushesInFlight",
+       [](Config& c, const std::string& v) {
+         c.pushesInFlight = int(parseInt(v, 1, net::kMaxPushesInFlight));
+       },
+       "pushes a worker sends before it reads the oldest one's answer: more overlap a long round "
+       "trip with compute, each gradient computed on parameters that many answers old"},
       {"logEverySteps",
        [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
        "progress line every N steps"},
@@ -537,6 +550,23 @@ Config load(const Sources& sources) {
     }
   }
   if (config.checkpointDir.empty()) config.checkpointDir = config.logDir;
+  if (!config.psHostsFile.empty()) {
+    if (!config.psHosts.empty()) throw ConfigError("psHosts and psHostsFile: give one of them");
+    std::ifstream file(config.psHostsFile);
+    if (!file) throw ConfigError("psHostsFile " + config.psHostsFile + " cannot be read");
+    std::string hosts((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    hosts.erase(std::remove_if(hosts.begin(), hosts.end(), [](unsigned char c) {
+                  return std::isspace(c);
+                }),
+                hosts.end());
+    try {
+      findKey("psHosts")->assign(config, hosts);
+    } catch (const InvalidValue& invalid) {
+      throw ConfigError("invalid psHosts in " + config.psHostsFile + ": expected " +
+                        invalid.what());
+    }
+    config.ps = int(config.psHosts.size());
+  }
   if (!config.psHosts.empty() && int(config.psHosts.size()) != config.ps) {
     throw ConfigError("psHosts lists " + std::to_string(config.psHosts.size()) +
                       " hosts but ps = " + std::to_string(config.ps) + ": they must agree");

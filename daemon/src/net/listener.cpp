@@ -42,7 +42,7 @@ Listener::Listener(Options options, Serve serve)
                  true);
     server_.listen(256);
   } catch (const Poco::Exception& e) {
-    throw IoError("cannot listen on port " + std::to_string(options_.port) + ": " +
+    throw ListenError("cannot listen on port " + std::to_string(options_.port) + ": " +
                   e.displayText());
   }
   port_ = server_.address().port();

@@ -66,7 +66,8 @@ class LoopbackNetwork::End : public Channel {
                           std::to_string(incoming_.valueCount) + " values where " +
                           std::to_string(expected) + " are expected");
     }
-    std::memcpy(destination, current_.values.data(), expected * sizeof(float));
+    // A slice of no parameters (a ps cut out of the run) has none, and no buffer to copy to.
+    if (expected > 0) std::memcpy(destination, current_.values.data(), expected * sizeof(float));
     incoming_.valueCount = 0;
   }
 

@@ -79,6 +79,9 @@ const std::vector<TypeInfo>& typeTable() {
       {MessageType::kChallenge, "challenge", encode(Challenge{}).size(), false},
       {MessageType::kProof, "proof", encode(Proof{}).size(), false},
       {MessageType::kShardCopy, "shard-copy", encode(ShardCopy{}).size(), true},
+      {MessageType::kCutFreeze, "cut-freeze", encode(CutFreeze{}).size(), false},
+      {MessageType::kSliceState, "slice-state", encode(SliceState{}).size(), true},
+      {MessageType::kRecut, "recut", encode(Recut{}).size(), false},
   };
   return table;
 }
@@ -149,7 +152,7 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload) {
 
 std::vector<std::uint8_t> encode(const Hello& m) {
   return fields([&](ByteWriter& w) {
-    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId).put(m.psCount);
+    w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId).put(m.knownStep);
     putBytes(w, m.nonce);
   });
 }
@@ -158,11 +161,14 @@ std::vector<std::uint8_t> encode(const Welcome& m) {
   return fields(
       [&](ByteWriter& w) {
         w.put(m.offset).put(m.count).put(m.globalStep).put(m.trainSteps).put(m.httpPort);
+        w.put(m.generation).put(m.psCount);
       });
 }
 
 std::vector<std::uint8_t> encode(const Push& m) {
-  return fields([&](ByteWriter& w) { w.put(m.localStep).put(m.loss).put(m.batch); });
+  return fields([&](ByteWriter& w) {
+    w.put(m.localStep).put(m.loss).put(m.batch).put(m.lag).put(m.incarnation).put(m.pushNumber);
+  });
 }
 
 std::vector<std::uint8_t> encode(const Params& m) {
@@ -174,6 +180,21 @@ std::vector<std::uint8_t> encode(const Params& m) {
 
 std::vector<std::uint8_t> encode(const ShardCopy& m) {
   return fields([&](ByteWriter& w) { w.put(m.globalStep); });
+}
+
+std::vector<std::uint8_t> encode(const CutFreeze& m) {
+  return fields([&](ByteWriter& w) { w.put(m.generation); });
+}
+
+std::vector<std::uint8_t> encode(const SliceState& m) {
+  return fields([&](ByteWriter& w) {
+    w.put(m.generation).put(m.psCount).put(m.index).put(m.offset).put(m.count).put(m.globalStep);
+    w.put(m.moments).put(m.scalars[0]).put(m.scalars[1]);
+  });
+}
+
+std::vector<std::uint8_t> encode(const Recut& m) {
+  return fields([&](ByteWriter& w) { w.put(m.generation).put(m.psCount); });
 }
 
 std::vector<std::uint8_t> encode(const StatusReply& m) {
@@ -192,8 +213,8 @@ Hello decodeHello(const std::vector<std::uint8_t>& bytes) {
     auto index = r.get<std::uint32_t>();
     auto parameterCount = r.get<std::uint64_t>();
     auto runId = r.get<std::uint64_t>();
-    auto psCount = r.get<std::uint32_t>();
-    return Hello{role, index, parameterCount, runId, psCount, getBytes<Nonce>(r)};
+    auto knownStep = r.get<std::uint64_t>();
+    return Hello{role, index, parameterCount, runId, knownStep, getBytes<Nonce>(r)};
   });
 }
 
@@ -225,7 +246,11 @@ Welcome decodeWelcome(const std::vector<std::uint8_t>& bytes) {
     auto count = r.get<std::uint64_t>();
     auto globalStep = r.get<std::uint64_t>();
     auto trainSteps = r.get<std::uint64_t>();
-    return Welcome{offset, count, globalStep, trainSteps, r.get<std::uint32_t>()};
+    auto httpPort = r.get<std::uint32_t>();
+    auto generation = r.get<std::uint64_t>();
+    auto psCount = r.get<std::uint32_t>();
+    if (psCount == 0) throw ProtocolError("a welcome to a cut of 0 ps");
+    return Welcome{offset, count, globalStep, trainSteps, httpPort, generation, psCount};
   });
 }
 
@@ -233,7 +258,14 @@ Push decodePush(const std::vector<std::uint8_t>& bytes) {
   return decodeExactly(bytes, [](ByteReader& r) {
     auto localStep = r.get<std::uint64_t>();
     auto loss = r.get<float>();
-    return Push{localStep, loss, r.get<std::uint32_t>()};
+    auto batch = r.get<std::uint32_t>();
+    auto lag = r.get<std::uint32_t>();
+    if (lag >= kMaxPushesInFlight) {
+      throw ProtocolError("a push computed " + std::to_string(lag) + " answers back; at most " +
+                          std::to_string(kMaxPushesInFlight - 1) + " are in flight");
+    }
+    auto incarnation = r.get<std::uint64_t>();
+    return Push{localStep, loss, batch, lag, incarnation, r.get<std::uint64_t>()};
   });
 }
 
@@ -256,6 +288,42 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
 
 ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& bytes) {
   return decodeExactly(bytes, [](ByteReader& r) { return ShardCopy{r.get<std::uint64_t>()}; });
+}
+
+CutFreeze decodeCutFreeze(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) { return CutFreeze{r.get<std::uint64_t>()}; });
+}
+
+SliceState decodeSliceState(const std::vector<std::uint8_t>& bytes,
+                            std::uint64_t parameterCount) {
+  return decodeExactly(bytes, [&](ByteReader& r) {
+    SliceState m{};
+    m.generation = r.get<std::uint64_t>();
+    m.psCount = r.get<std::uint32_t>();
+    m.index = r.get<std::uint32_t>();
+    m.offset = r.get<std::uint64_t>();
+    m.count = r.get<std::uint64_t>();
+    m.globalStep = r.get<std::uint64_t>();
+    m.moments = r.get<std::uint32_t>();
+    m.scalars[0] = r.get<double>();
+    m.scalars[1] = r.get<double>();
+    if (m.index >= m.psCount || m.moments > kMaxMoments || m.offset > parameterCount ||
+        m.count > parameterCount - m.offset) {
+      throw ProtocolError("a slice state of ps " + std::to_string(m.index) + " of " +
+                          std::to_string(m.psCount) + ", parameters [" + std::to_string(m.offset) +
+                          ", +" + std::to_string(m.count) + ") with " +
+                          std::to_string(m.moments) + " moments, in a model of " +
+                          std::to_string(parameterCount));
+    }
+    return m;
+  });
+}
+
+Recut decodeRecut(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) {
+    auto generation = r.get<std::uint64_t>();
+    return Recut{generation, r.get<std::uint32_t>()};
+  });
 }
 
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& bytes) {

@@ -300,6 +300,68 @@ Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker) {
                             ps, workerPeer(worker), globalStep)));
 }
 
+Event cutFrozen(int ps, std::uint64_t generation, std::uint64_t globalStep) {
+  return std::move(Event("cut_frozen")
+                       .integer("generation", generation)
+                       .integer("step", globalStep)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: applies no more pushes at global step {}: "
+                                         "worker 0 re-cuts the ps (generation {})",
+                                         ps, globalStep, generation)));
+}
+
+Event cutServed(int ps, std::uint64_t generation, int psCount, int index, std::uint64_t offset,
+                std::uint64_t count, std::uint64_t globalStep) {
+  return std::move(
+      Event("cut")
+          .integer("generation", generation)
+          .integer("ps_count", std::uint64_t(psCount))
+          .integer("cut_index", std::uint64_t(index))
+          .integer("offset", offset)
+          .integer("count", count)
+          .integer("step", globalStep)
+          .line("ps", kLineInfo,
+                count == 0 ? fmt::format("PS {}: out of the run since its re-cut to {} ps "
+                                         "(generation {})",
+                                         ps, psCount, generation)
+                           : fmt::format("PS {}: serves parameters [{}, {}) as ps {} of {} "
+                                         "(generation {}) from global step {}",
+                                         ps, offset, offset + count, index, psCount, generation,
+                                         globalStep)));
+}
+
+Event cutThawed(int ps, std::uint64_t generation, std::uint64_t globalStep) {
+  return std::move(Event("cut_thawed")
+                       .integer("generation", generation)
+                       .integer("step", globalStep)
+                       .line("ps", kLineWarn,
+                             fmt::format("PS {}: the re-cut did not come: serves generation {} "
+                                         "again from global step {}",
+                                         ps, generation, globalStep)));
+}
+
+Event recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
+            std::uint64_t movedState, std::uint64_t lostState, const std::string& unreached) {
+  return std::move(
+      Event("recut")
+          .integer("generation", generation)
+          .integer("from_ps", std::uint64_t(fromPs))
+          .integer("to_ps", std::uint64_t(toPs))
+          .integer("step", globalStep)
+          .integer("moved_state", movedState)
+          .integer("lost_state", lostState)
+          .text("unreached", unreached)
+          .line("worker", lostState == 0 ? kLineInfo : kLineWarn,
+                fmt::format("Worker 0: re-cut the parameters from {} to {} ps (generation {}) at "
+                            "global step {}{}",
+                            fromPs, toPs, generation, globalStep,
+                            lostState == 0
+                                ? std::string(": the optimizer state moved with its parameters")
+                                : fmt::format(": the optimizer state of {} parameters starts "
+                                              "again from zero ({} could not be reached)",
+                                              lostState, unreached))));
+}
+
 Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep) {
   return std::move(Event("already_completed")
                        .integer("step", globalStep)

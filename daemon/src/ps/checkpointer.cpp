@@ -12,43 +12,53 @@ namespace pstrain::ps {
 
 Checkpointer::Checkpointer(Options options, Shard& shard, ServerObserver& observer)
     : options_(std::move(options)), shard_(shard), observer_(observer) {
-  restore();
   periodic_ = std::thread([this] { writePeriodically(); });
 }
 
-Checkpointer::~Checkpointer() {
+Checkpointer::~Checkpointer() { stop(); }
+
+void Checkpointer::stop() {
   {
     std::lock_guard<std::mutex> lock(stopMutex_);
     stopping_ = true;
   }
   stopRequested_.notify_all();
-  periodic_.join();
+  if (periodic_.joinable()) periodic_.join();
 }
 
-void Checkpointer::restore() {
-  if (options_.path.empty()) return;
-  std::ifstream file(options_.path, std::ios::binary);
-  if (!file) return;
-  auto logger = log::logger("ps");
-  const auto& path = options_.path;
+std::optional<Checkpoint> Checkpointer::read(const std::string& path, std::uint64_t runId,
+                                             int index) {
+  if (path.empty()) return std::nullopt;
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return std::nullopt;
   std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(file)),
                                   std::istreambuf_iterator<char>());
+  Checkpoint checkpoint;
   try {
-    auto checkpoint = decodeCheckpoint(bytes);
-    if (checkpoint.runId != options_.runId) {
-      logger->info("PS {}: {} belongs to another run ({}); starting run {}", options_.index, path,
-                   checkpoint.runId, options_.runId);
-      return;
-    }
-    if (checkpoint.offset != options_.offset) throw DecodeError("it holds another shard");
-    shard_.restore(checkpoint.globalStep, checkpoint.shard);
+    checkpoint = decodeCheckpoint(bytes);
   } catch (const DecodeError& e) {
     throw IoError("checkpoint " + path + " cannot be restored (" + e.what() +
                   "); move it away to start this run over");
   }
+  if (checkpoint.runId != runId) {
+    log::logger("ps")->info("PS {}: {} belongs to another run ({}); starting run {}", index, path,
+                            checkpoint.runId, runId);
+    return std::nullopt;
+  }
+  return checkpoint;
+}
+
+void Checkpointer::restore(const Checkpoint& checkpoint) {
+  try {
+    if (!(checkpoint.cut == options_.cut)) throw DecodeError("it holds another shard");
+    shard_.restore(checkpoint.globalStep, checkpoint.shard);
+  } catch (const DecodeError& e) {
+    throw IoError("checkpoint " + options_.path + " cannot be restored (" + e.what() +
+                  "); move it away to start this run over");
+  }
   auto state = shard_.state();
   writtenStep_ = state.globalStep;
-  observer_.restored(state.globalStep, path, state.done);
+  observer_.restored(state.globalStep, options_.path, state.done);
 }
 
 void Checkpointer::write() {
@@ -58,13 +68,13 @@ void Checkpointer::write() {
   const auto step = snapshot.globalStep;
   if (step == writtenStep_) return;
   auto bytes =
-      encodeCheckpoint(Checkpoint{options_.runId, options_.offset, step, std::move(snapshot.bytes)});
+      encodeCheckpoint(Checkpoint{options_.runId, options_.cut, step, std::move(snapshot.bytes)});
   std::error_code failed;
   std::filesystem::create_directories(std::filesystem::path(options_.path).parent_path(), failed);
   if (failed) throw IoError("cannot write " + options_.path + ": " + failed.message());
   writeFileAtomically(options_.path, std::string(bytes.begin(), bytes.end()));
   writtenStep_ = step;
-  observer_.checkpointWritten(step, options_.path);
+  observer_.checkpointWritten(options_.cut.generation, step, options_.path);
 }
 
 void Checkpointer::writePeriodically() {
@@ -75,7 +85,7 @@ void Checkpointer::writePeriodically() {
     try {
       write();
     } catch (const IoError& e) {
-      log::logger("ps")->error("PS {}: {}", options_.index, e.what());
+      log::logger("ps")->error("PS {}: {}", options_.cut.index, e.what());
     }
   }
 }

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "pstrain/common/cpu_features.hpp"
+#include "pstrain/common/error.hpp"
 
 namespace pstrain::ps {
 namespace {
@@ -170,6 +171,37 @@ void Adam::restore(ByteReader& in) {
   beta2Power_ = in.get<double>();
   in.getFloats(firstMoment_.data(), firstMoment_.size());
   in.getFloats(secondMoment_.data(), secondMoment_.size());
+}
+
+OptimizerState Adam::state() const {
+  OptimizerState state;
+  state.moments.emplace_back(firstMoment_.begin(), firstMoment_.end());
+  state.moments.emplace_back(secondMoment_.begin(), secondMoment_.end());
+  state.scalars[0] = beta1Power_;
+  state.scalars[1] = beta2Power_;
+  return state;
+}
+
+void Adam::setState(const OptimizerState& state) {
+  if (state.moments.empty()) {  // none came with the parameters: they start again
+    std::fill(firstMoment_.begin(), firstMoment_.end(), 0.0f);
+    std::fill(secondMoment_.begin(), secondMoment_.end(), 0.0f);
+    beta1Power_ = beta2Power_ = 1.0;
+    return;
+  }
+  if (state.moments.size() != 2 || state.moments[0].size() != firstMoment_.size() ||
+      state.moments[1].size() != secondMoment_.size()) {
+    throw DecodeError("Adam's state is two moments of " + std::to_string(firstMoment_.size()) +
+                      " parameters");
+  }
+  std::copy(state.moments[0].begin(), state.moments[0].end(), firstMoment_.begin());
+  std::copy(state.moments[1].begin(), state.moments[1].end(), secondMoment_.begin());
+  beta1Power_ = state.scalars[0];
+  beta2Power_ = state.scalars[1];
+}
+
+void Sgd::setState(const OptimizerState& state) {
+  if (!state.moments.empty()) throw DecodeError("SGD keeps no moments");
 }
 
 std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,

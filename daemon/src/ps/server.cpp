@@ -12,45 +12,136 @@ namespace pstrain::ps {
 Server::Server(ServerOptions options, ServerObserver& observer)
     : options_(std::move(options)),
       observer_(observer),
-      rule_({options_.index, options_.shard}, std::move(options_.initial),
-            std::move(options_.optimizer), observer,
-            [this] {
-              gate_.open();
-              checkpointer_.write();
-            }),
-      checkpointer_({options_.index, options_.checkpointPath, options_.checkpointEverySeconds,
-                     options_.runId, options_.range.offset},
-                    rule_.shard(), observer),
       gate_(options_.concurrentWorkers),
-      members_([this](int connected) { rule_.shard().setWorkers(connected); }),
-      gradients_(BufferPool::create(options_.range.count)) {
-  const auto state = rule_.shard().state();
+      members_([this](int connected) {
+        // Under the cut mutex, so that a cut installed meanwhile starts from the latest count.
+        std::lock_guard<std::mutex> lock(cutMutex_);
+        connected_ = connected;
+        if (cut_) cut_->shard().setWorkers(connected);
+      }) {
+  const CutPosition configured{0, options_.ps, options_.index, options_.range};
+  const auto saved =
+      Checkpointer::read(options_.checkpointPath, options_.runId, options_.index);
+  // A checkpoint of this run holds the cut this ps served last, whatever the configuration says
+  // now: the number of ps changes during a run.
+  if (saved && saved->cut.psCount > 0 && !(saved->cut == configured)) {
+    cut_ = makeCut(saved->cut, std::vector<float>(saved->cut.range.count));
+  } else {
+    cut_ = makeCut(configured, std::move(options_.initial));
+  }
+  if (saved) cut_->checkpointer().restore(*saved);
+  const auto state = cut_->shard().state();
   if (state.globalStep > 0) {  // restored under way: the chief has been here before
     chiefJoined_ = true;
-    rule_.startClock();
+    cut_->rule().startClock();
   }
-  observer_.serving(state.done);
+  const auto& range = cut_->position().range;
   log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
-                          options_.range.offset, options_.range.offset + options_.range.count,
+                          range.offset, range.offset + range.count,
                           options_.layout.parameterCount(), options_.description);
 }
 
+void Server::announce() {
+  const auto cut = current();
+  const auto state = cut->shard().state();
+  observer_.serving(cut->position(), state.globalStep, state.done);
+}
+
+std::shared_ptr<ServedCut> Server::makeCut(const CutPosition& position,
+                                           std::vector<float> params) {
+  return std::make_shared<ServedCut>(
+      position, UpdateRule::Options{options_.index, position.generation, options_.shard},
+      std::move(params),
+      options_.makeOptimizer(position.range.count),
+      Checkpointer::Options{options_.checkpointPath, options_.checkpointEverySeconds,
+                            options_.runId, position},
+      observer_, [this] {
+        gate_.open();
+        current()->checkpointer().write();
+      });
+}
+
+std::shared_ptr<ServedCut> Server::current() const {
+  std::lock_guard<std::mutex> lock(cutMutex_);
+  return cut_;
+}
+
 std::uint32_t Server::maxPayload() const {
-  // A push or a shard copy: at most the shard's values after the fixed fields.
-  const auto fixed = std::max(net::fixedFieldsSize(net::MessageType::kPush),
-                              net::fixedFieldsSize(net::MessageType::kShardCopy));
-  return std::uint32_t(fixed + options_.range.count * sizeof(float));
+  const auto fixed = std::max({net::fixedFieldsSize(net::MessageType::kPush),
+                               net::fixedFieldsSize(net::MessageType::kShardCopy),
+                               net::fixedFieldsSize(net::MessageType::kSliceState)});
+  return std::uint32_t(fixed + options_.layout.parameterCount() * (1 + net::kMaxMoments) *
+                                   sizeof(float));
+}
+
+Shard::Slice Server::freeze(std::uint64_t generation) {
+  std::shared_ptr<ServedCut> cut;
+  {
+    std::lock_guard<std::mutex> lock(cutMutex_);
+    if (generation <= cut_->position().generation) {
+      throw ProtocolError("a re-cut to generation " + std::to_string(generation) +
+                          ", but this ps serves generation " +
+                          std::to_string(cut_->position().generation));
+    }
+    frozen_ = cut = cut_;
+  }
+  cut->freeze();
+  observer_.cutFrozen(generation, cut->shard().state().globalStep);
+  return cut->shard().slice();
+}
+
+void Server::install(const CutPosition& position, const Shard::Slice& slice) {
+  replaceCut(position, slice);
+  observer_.cutInstalled(position.generation, position.psCount, position.index,
+                         position.range.offset, position.range.count, slice.globalStep);
+}
+
+void Server::thaw() {
+  std::shared_ptr<ServedCut> frozen;
+  {
+    std::lock_guard<std::mutex> lock(cutMutex_);
+    if (!frozen_ || frozen_ != cut_) return;  // installed meanwhile, or never frozen
+    frozen = frozen_;
+  }
+  replaceCut(frozen->position(), frozen->shard().slice());
+  observer_.cutThawed(frozen->position().generation, frozen->shard().state().globalStep);
+}
+
+void Server::replaceCut(const CutPosition& position, const Shard::Slice& slice) {
+  auto cut = makeCut(position, slice.params);
+  cut->shard().resume(slice.globalStep, slice.optimizer);
+  std::shared_ptr<ServedCut> old;
+  {
+    std::lock_guard<std::mutex> lock(cutMutex_);
+    old = cut_;
+    cut->rule().continueClock(old->rule());
+    cut->shard().setWorkers(connected_);
+    cut_ = cut;
+    frozen_.reset();
+  }
+  old->freeze();
+  old->supersede();
+  if (position.range.count > 0) cut->checkpointer().write();
 }
 
 void Server::stop() {
+  halt();
+  current()->checkpointer().write();
+}
+
+void Server::crash() {
+  current()->checkpointer().stop();  // first: nothing applied from here on is written
+  halt();
+}
+
+void Server::halt() {
   {
     std::lock_guard<std::mutex> lock(chiefMutex_);
     stopped_ = true;
   }
   chiefArrived_.notify_all();
-  rule_.stop();
+  current()->rule().stop(ServerObserver::Refusal::kStopped);
   gate_.open();
-  checkpointer_.write();
 }
 
 void Server::setRequestHandle(RequestHandle& handle) { handle_ = &handle; }
@@ -61,8 +152,9 @@ void Server::serve(net::Channel& channel) {
   const std::uint32_t worker = hello.index;
   channel.setReceiveTimeout(options_.idleTimeoutSeconds);
   observer_.workerArrived(worker, channel.peerName());
-  awaitChief(worker);
-  const auto state = rule_.shard().state();
+  awaitChief(worker, hello.knownStep);
+  auto cut = current();
+  const auto state = cut->shard().state();
   // Joined before it is welcomed (a sync step that comes after its welcome waits for it too),
   // until serve() returns, however it ends.
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
@@ -75,13 +167,16 @@ void Server::serve(net::Channel& channel) {
       server.observer_.workerLeft(worker);
     }
   } leaving{*this, worker};
+  const auto& position = cut->position();
   channel.send(net::MessageType::kWelcome,
-               net::encode(net::Welcome{options_.range.offset, options_.range.count,
+               net::encode(net::Welcome{position.range.offset, position.range.count,
                                         state.globalStep, options_.shard.trainSteps,
-                                        std::uint32_t(options_.httpPort)}));
-  const WorkerSession::Shared shared{options_.index, options_.range,  options_.layout,
-                                     options_.shard.trainSteps, *handle_, rule_.shard(),
-                                     gate_, members_, *gradients_, observer_};
+                                        std::uint32_t(options_.httpPort), position.generation,
+                                        std::uint32_t(position.psCount)}));
+  RequestHandle* handle = handle_;
+  const WorkerSession::Shared shared{options_.index, options_.layout, options_.shard.trainSteps,
+                                     handle ? *handle : cut->rule(), cut, gate_, members_,
+                                     *this, observer_};
   WorkerSession(shared, channel, worker, state.paramsStep).serve();
 }
 
@@ -91,15 +186,6 @@ void Server::admit(const net::Hello& hello) const {
   if (hello.role != Role::kWorker) {
     throw ProtocolError("hello from " + roleName(hello.role) + " " +
                         std::to_string(hello.index) + ": only workers connect to a ps");
-  }
-  // Shards are cut by the number of ps: a run keeps it from start to end (it is part of the run
-  // id too; this says which setting differs, and what to do).
-  if (hello.psCount != std::uint32_t(options_.ps)) {
-    throw ProtocolError(
-        "worker " + std::to_string(hello.index) + " is configured for " +
-        std::to_string(hello.psCount) + " ps, this run has " + std::to_string(options_.ps) +
-        ": the number of ps cannot change during a run; configure " + std::to_string(options_.ps) +
-        ", or start a new run with " + std::to_string(hello.psCount) + " on every ps and worker");
   }
   if (hello.parameterCount != options_.layout.parameterCount() || hello.runId != options_.runId) {
     throw ProtocolError("worker " + std::to_string(hello.index) +
@@ -111,10 +197,13 @@ void Server::admit(const net::Hello& hello) const {
   }
 }
 
-void Server::awaitChief(std::uint32_t worker) {
+void Server::awaitChief(std::uint32_t worker, std::uint64_t knownStep) {
   std::unique_lock<std::mutex> lock(chiefMutex_);
-  if (worker == 0) {
-    rule_.startClock();
+  // A worker that had this ps at a later step is of a run under way, which worker 0 began: a ps
+  // back at step 0 without its checkpoint takes its copy of the shard instead of holding it for
+  // worker 0, which may itself wait at another ps's sync barrier for this worker's push.
+  if (worker == 0 || knownStep > 0) {
+    current()->rule().startClock();
     chiefJoined_ = true;
     chiefArrived_.notify_all();
   } else if (!chiefJoined_) {

@@ -70,11 +70,23 @@ Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient,
 
 Shard::StepResult Shard::read() {
   std::lock_guard<std::mutex> lock(mutex_);
+  return readLocked();
+}
+
+Shard::StepResult Shard::read(std::uint32_t worker) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return overLocked() || contributed_.count(worker) == 0; });
+  return readLocked();
+}
+
+Shard::StepResult Shard::readLocked() const {
   auto result = resultLocked(false, false, 0);
   result.params = params_;
   result.paramsStep = paramsStep_;
   return result;
 }
+
+bool Shard::overLocked() const { return closed_ || globalStep_ >= options_.trainSteps; }
 
 Shard::StepResult Shard::pushAsync(const float* gradient, std::uint64_t basedOn) {
   Request request(gradient, basedOn);
@@ -115,6 +127,7 @@ void Shard::startBatches(Request* self) {
         ++globalStep_;
         request->result = resultLocked(true, true, 1);
         request->result.staleness = staleness;
+        request->result.appliedStep = globalStep_;
       }
     }
     batch->blocks = (size_ + kBlock - 1) / kBlock;
@@ -174,12 +187,11 @@ void Shard::finishBatch(Batch& batch, Request* self) {
 Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
                                   std::uint64_t basedOn) {
   std::unique_lock<std::mutex> lock(mutex_);
-  auto over = [&] { return closed_ || globalStep_ >= options_.trainSteps; };
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
   // push waited here) gives it to the next step.
-  changed_.wait(lock, [&] { return over() || contributed_.count(worker) == 0; });
+  changed_.wait(lock, [&] { return overLocked() || contributed_.count(worker) == 0; });
   StepResult result = resultLocked(false, false, 0);
-  if (!over()) {
+  if (!overLocked()) {
     const float* __restrict g = gradient;
     float* __restrict sum = gradientSum_.data();
     for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
@@ -201,6 +213,7 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
       result = resultLocked(true, true, came);
     }
     result.staleness = staleness;
+    if (result.applied) result.appliedStep = step + 1;
   }
   result.params = params_;  // of the step this push waited for, or a later one
   result.paramsStep = paramsStep_;
@@ -267,6 +280,19 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   optimizer_->restore(in);
   in.expectEnd();
   replaceLocked(std::move(restored), globalStep);
+}
+
+Shard::Slice Shard::slice() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !inFlight_; });
+  return Slice{globalStep_, std::vector<float>(params_.get(), params_.get() + size_),
+               optimizer_->state()};
+}
+
+void Shard::resume(std::uint64_t globalStep, const OptimizerState& state) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  optimizer_->setState(state);
+  paramsStep_ = globalStep_ = globalStep;
 }
 
 bool Shard::adopt(std::uint64_t globalStep, const float* values) {

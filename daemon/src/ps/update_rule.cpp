@@ -17,11 +17,15 @@ void UpdateRule::startClock() {
   std::call_once(clockStarted_, [this] { startTime_ = std::chrono::steady_clock::now(); });
 }
 
-UpdateRule::Answer UpdateRule::pull() {
+void UpdateRule::continueClock(const UpdateRule& earlier) {
+  std::call_once(clockStarted_, [&] { startTime_ = earlier.startTime_; });
+}
+
+UpdateRule::Answer UpdateRule::pull(std::uint32_t worker) {
   const auto start = std::chrono::steady_clock::now();
-  auto result = shard_.read();
+  auto result = shard_.read(worker);
   const double seconds = secondsSince(start);
-  observer_.pulled(seconds);
+  observer_.pulled(result.globalStep, seconds);
   return {std::move(result), seconds};
 }
 
@@ -31,7 +35,15 @@ UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
   auto result = shard_.push(request.worker, request.gradient, request.basedOn);
   const double seconds = secondsSince(start);
   observer_.pushed(request.worker, request.localStep, seconds);
-  if (result.applied) observer_.pushApplied(result.staleness);
+  if (result.applied) {
+    observer_.pushApplied({request.worker, request.incarnation, request.pushNumber,
+                           options_.generation, result.appliedStep, result.staleness,
+                           result.advanced, request.lag});
+  } else {
+    observer_.pushRefused(request.worker, request.incarnation, request.pushNumber,
+                          options_.generation, result.globalStep,
+                          result.done ? ServerObserver::Refusal::kDone : stoppedFor_.load());
+  }
   if (result.advanced) advanced(result, request.localStep, request.loss, request.worker);
   // The pushes applied with the last step (a batch, a sync step) report from threads of their
   // own: the last of them to leave reports the end, so that every push is in its summary.
@@ -41,6 +53,11 @@ UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
     log::flush();
   }
   return {std::move(result), seconds};
+}
+
+void UpdateRule::stop(ServerObserver::Refusal why) {
+  stoppedFor_ = why;
+  shard_.close();
 }
 
 void UpdateRule::adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) {

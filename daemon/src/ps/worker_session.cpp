@@ -7,15 +7,41 @@
 #include "pstrain/common/timestamp.hpp"
 
 namespace pstrain::ps {
+namespace {
+
+// How long a push released by a re-cut's freeze waits for the cut that follows.
+constexpr std::chrono::milliseconds kFrozenWait{30000};
+
+}  // namespace
+
+WorkerSession::~WorkerSession() {
+  if (froze_) shared_.control.thaw();
+}
 
 void WorkerSession::serve() {
   for (;;) {
     const auto& frame = channel_.receive();
     // The worker's step is over once its next request is here (a push: once it is applied).
     if (frame.type != net::MessageType::kPush) place_.leave();
+    const bool chiefRecuts =
+        frame.type == net::MessageType::kCutFreeze || frame.type == net::MessageType::kSliceState;
+    if (chiefRecuts && worker_ != 0) {
+      throw ProtocolError("worker " + std::to_string(worker_) + " sent " +
+                          net::messageName(frame.type) + ": only worker 0 re-cuts the ps");
+    }
+    if (shared_.cut->superseded() && !chiefRecuts) {
+      if (frame.type == net::MessageType::kPush) {
+        const auto push = net::decodePush(frame.fields);
+        shared_.observer.pushRefused(worker_, push.incarnation, push.pushNumber,
+                                     shared_.cut->position().generation,
+                                     shared_.cut->shard().state().globalStep,
+                                     ServerObserver::Refusal::kRecut);
+      }
+      recut();
+    }
     switch (frame.type) {
       case net::MessageType::kPull:
-        answer(shared_.handle.pull());
+        answer(shared_.handle.pull(worker_));
         break;
       case net::MessageType::kPush:
         push(frame);
@@ -25,6 +51,12 @@ void WorkerSession::serve() {
         break;
       case net::MessageType::kDone:
         finish(frame);
+        break;
+      case net::MessageType::kCutFreeze:
+        freeze(frame);
+        break;
+      case net::MessageType::kSliceState:
+        install(frame);
         break;
       default:
         throw ProtocolError("a ps does not accept " + net::messageName(frame.type) +
@@ -36,23 +68,29 @@ void WorkerSession::serve() {
 void WorkerSession::push(const net::Incoming& frame) {
   const auto push = net::decodePush(frame.fields);
   auto gradient = receiveGradient(push, frame.valueCount);
-  auto given =
-      shared_.handle.push({worker_, push.localStep, push.loss, gradient.get(), sentStep_});
+  const auto basedOn =
+      sentSteps_[(answers_ + net::kMaxPushesInFlight - push.lag) % net::kMaxPushesInFlight];
+  auto given = shared_.handle.push({worker_, push.localStep, push.loss, gradient.get(), basedOn,
+                                    push.incarnation, push.pushNumber, push.lag});
   place_.leave();
   gradient.reset();
+  // Released unapplied by a re-cut's freeze: it is for the cut that comes next to take.
+  if (!given.result.applied && shared_.cut->frozen()) shared_.cut->awaitSuperseded(kFrozenWait);
+  if (shared_.cut->superseded()) recut();
   answer(std::move(given));
 }
 
 std::shared_ptr<float> WorkerSession::receiveGradient(const net::Push& push, size_t valueCount) {
   if (!encoding_ || encoding_->batch() != push.batch) {
-    encoding_.emplace(shared_.layout, shared_.range, push.batch);
+    encoding_.emplace(shared_.layout, shared_.cut->position().range, push.batch);
   }
   encoding_->expectValues(valueCount);
-  auto gradient = shared_.buffers.take();
+  auto& buffers = shared_.cut->gradients();
+  auto gradient = buffers.take();
   if (encoding_->dense()) {
-    channel_.receiveValues(gradient.get(), shared_.range.count);
+    channel_.receiveValues(gradient.get(), shared_.cut->position().range.count);
   } else {
-    auto values = shared_.buffers.take();
+    auto values = buffers.take();
     channel_.receiveValues(values.get(), encoding_->valueCount());
     encoding_->decode(values.get(), gradient.get());
   }
@@ -65,15 +103,71 @@ void WorkerSession::adopt(const net::Incoming& frame) {
     throw ProtocolError("a shard copy at global step " + std::to_string(copy.globalStep) +
                         " in a run of " + std::to_string(shared_.trainSteps));
   }
-  auto values = shared_.buffers.take();
-  channel_.receiveValues(values.get(), shared_.range.count);
+  auto values = shared_.cut->gradients().take();
+  channel_.receiveValues(values.get(), shared_.cut->position().range.count);
   shared_.handle.adopt(worker_, copy.globalStep, values.get());
+}
+
+void WorkerSession::freeze(const net::Incoming& frame) {
+  const auto request = net::decodeCutFreeze(frame.fields);
+  auto slice = shared_.control.freeze(request.generation);
+  froze_ = true;
+  const auto position = shared_.cut->position();
+  net::SliceState state{position.generation,   std::uint32_t(position.psCount),
+                        std::uint32_t(position.index), position.range.offset,
+                        position.range.count,  slice.globalStep,
+                        std::uint32_t(slice.optimizer.moments.size()),
+                        {slice.optimizer.scalars[0], slice.optimizer.scalars[1]}};
+  // One frame: the parameters, then each moment.
+  std::vector<float> values = std::move(slice.params);
+  for (const auto& moment : slice.optimizer.moments) {
+    values.insert(values.end(), moment.begin(), moment.end());
+  }
+  channel_.send(net::MessageType::kSliceState, net::encode(state), values.data(), values.size());
+}
+
+void WorkerSession::install(const net::Incoming& frame) {
+  const auto state = net::decodeSliceState(frame.fields, shared_.layout.parameterCount());
+  const auto count = size_t(state.count);
+  if (frame.valueCount != count * (1 + state.moments)) {
+    throw ProtocolError("a slice state of " + std::to_string(count) + " parameters and " +
+                        std::to_string(state.moments) + " moments carries " +
+                        std::to_string(frame.valueCount) + " values");
+  }
+  std::vector<float> values(frame.valueCount);
+  channel_.receiveValues(values.data(), values.size());
+  Shard::Slice slice{state.globalStep, {values.begin(), values.begin() + long(count)}, {}};
+  for (std::uint32_t m = 0; m < state.moments; ++m) {
+    const auto begin = values.begin() + long(count * (1 + m));
+    slice.optimizer.moments.emplace_back(begin, begin + long(count));
+  }
+  slice.optimizer.scalars[0] = state.scalars[0];
+  slice.optimizer.scalars[1] = state.scalars[1];
+  const CutPosition position{state.generation, int(state.psCount), int(state.index),
+                             {size_t(state.offset), count}};
+  try {
+    shared_.control.install(position, slice);
+  } catch (const DecodeError& e) {
+    throw ProtocolError(std::string("a slice state this ps cannot serve: ") + e.what());
+  }
+  froze_ = false;
+  channel_.send(net::MessageType::kStatusReply,
+                net::encode(net::StatusReply{Role::kPs, std::uint32_t(shared_.index),
+                                             slice.globalStep, false}));
+}
+
+void WorkerSession::recut() {
+  const auto now = shared_.control.cut();
+  channel_.send(net::MessageType::kRecut,
+                net::encode(net::Recut{now.generation, std::uint32_t(now.psCount)}));
+  throw UnreachableError("the ps were re-cut (generation " + std::to_string(now.generation) +
+                         ", " + std::to_string(now.psCount) + " ps): the worker connects again");
 }
 
 void WorkerSession::finish(const net::Incoming& frame) {
   const auto done = net::decodeDone(frame.fields);
   shared_.observer.workerFinished(worker_, done.localSteps);
-  const auto now = shared_.shard.state();
+  const auto now = shared_.cut->shard().state();
   channel_.send(net::MessageType::kStatusReply,
                 net::encode(net::StatusReply{Role::kPs, std::uint32_t(shared_.index),
                                              now.globalStep, now.done}));
@@ -85,18 +179,19 @@ void WorkerSession::answer(RequestHandle::Answer given) {
   // An answer that waited at the gate carries the parameters as they are when it goes.
   const bool held = !result.done && place_.enter();
   if (held) {
-    auto now = shared_.shard.read();
+    auto now = shared_.cut->shard().read();
     result.params = std::move(now.params);
     result.paramsStep = now.paramsStep;
   }
-  sentStep_ = result.paramsStep;
+  answers_ += 1;
+  sentSteps_[answers_ % net::kMaxPushesInFlight] = result.paramsStep;
   const double seconds = given.seconds + secondsSince(start);
   const auto part = shared_.members.divisionOf(worker_);
   channel_.send(net::MessageType::kParams,
                 net::encode(net::Params{result.globalStep, result.applied, result.done,
                                         std::uint32_t(seconds * 1e6), held, part.rank,
                                         part.workers}),
-                result.params.get(), shared_.range.count);
+                result.params.get(), shared_.cut->position().range.count);
 }
 
 }  // namespace pstrain::ps

@@ -92,7 +92,11 @@ void Trainer::trainUntilDone(Part& part, BatchGradient& batch, Evaluator* evalua
 
 bool Trainer::exchange(const ps::Gradient& gradient, float loss, TrainingResult& result) {
   const auto start = Clock::now();
-  const auto exchange = client_.pushPull(gradient, params_.data(), result.localSteps + 1, loss);
+  // Numbered after those in flight.
+  const auto localStep = result.localSteps + std::uint64_t(client_.inFlight()) + 1;
+  const auto exchange = client_.pushPull(gradient, params_.data(), localStep, loss);
+  // In flight: the next gradient is computed on the same parameters.
+  if (!exchange.answered) return false;
   const double seconds = secondsSince(start);
   observer_.exchanged(seconds);
   result.waitingSeconds += std::min(exchange.serviceSeconds, seconds);

@@ -83,6 +83,19 @@ BOOST_AUTO_TEST_CASE(config_file_can_come_from_the_environment) {
   BOOST_TEST(config.psHosts.size() == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(ps_hosts_file_holds_the_ps_and_their_number) {
+  pstrain::testing::TempDir dir;
+  pstrain::testing::writeFile(dir.file("ps-hosts"), "127.0.0.1:7001,127.0.0.1:7002\n");
+  auto config = load({{"--ps-hosts-file", dir.file("ps-hosts"), "--ps", "3"}, {}});
+  BOOST_TEST(config.ps == 2);  // the file's
+  BOOST_TEST(config.psHosts.size() == 2u);
+  BOOST_TEST(contains(errorOf({{"--ps-hosts-file", dir.file("none")}, {}}), "cannot be read"));
+  pstrain::testing::writeFile(dir.file("bad"), "127.0.0.1\n");
+  BOOST_TEST(contains(errorOf({{"--ps-hosts-file", dir.file("bad")}, {}}), dir.file("bad")));
+  BOOST_TEST(contains(errorOf({{"--ps-hosts-file", dir.file("ps-hosts"), "--ps-hosts", "a:1"}, {}}),
+                      "give one of them"));
+}
+
 BOOST_AUTO_TEST_CASE(statefulsets_to_scale_down_come_as_the_chart_writes_them) {
   pstrain::testing::TempDir dir;
   pstrain::testing::writeFile(dir.file("c.yaml"), "scaleDownOnCompletion: mnist-ps,mnist-worker\n");
@@ -186,16 +199,17 @@ BOOST_AUTO_TEST_CASE(run_id_makes_another_run_of_the_same_settings) {
   BOOST_TEST(runFingerprint(first) != runFingerprint(second));  // a new install does not
   BOOST_TEST(runFingerprint(first) != runFingerprint(none));
   // No run id: the fingerprint of the settings alone, as before the key existed (less the
-  // worker count, which left the fingerprint).
-  BOOST_TEST(runFingerprint(none) == 11782604761063308725ull);
+  // worker and ps counts, which left the fingerprint).
+  BOOST_TEST(runFingerprint(none) == 1588296016564934707ull);
 }
 
 // The fingerprint is derived from the keys that shape the run; its value is the one earlier
 // versions computed for the same settings, so their checkpoints and completion records resume,
-// but for the worker count: it left the fingerprint when workers became free to join and leave
-// a run (7188401744538831407 with "workers=3" in it). A sync run with its learning rate scaled
-// (the default since scaling came) trains otherwise than those versions' sync runs, and is
-// another run.
+// but for the worker count, which left the fingerprint when workers became free to join and
+// leave a run (7188401744538831407 with "workers=3" in it), and the ps count, which left it when
+// worker 0 came to re-cut the ps during a run (7736809164331075331 with "ps=2"). A sync run with
+// its learning rate scaled (the default since scaling came) trains otherwise than those
+// versions' sync runs, and is another run.
 BOOST_AUTO_TEST_CASE(run_fingerprint_is_that_of_earlier_versions) {
   std::vector<std::string> args{"--ps", "2", "--workers", "3", "--train-steps", "3000",
                                 "--batch-size", "50", "--learning-rate", "0.01", "--optimizer",
@@ -204,8 +218,10 @@ BOOST_AUTO_TEST_CASE(run_fingerprint_is_that_of_earlier_versions) {
   auto scaled = load({args, {}});
   args.insert(args.end(), {"--scale-learning-rate", "false"});
   auto unscaled = load({args, {}});
-  BOOST_TEST(pstrain::config::runFingerprint(unscaled) == 7736809164331075331ull);
-  BOOST_TEST(pstrain::config::runFingerprint(scaled) != 7736809164331075331ull);
+  BOOST_TEST(pstrain::config::runFingerprint(unscaled) == 12241803704580415486ull);
+  BOOST_TEST(pstrain::config::runFingerprint(scaled) != 12241803704580415486ull);
+  args.insert(args.end(), {"--ps", "3"});
+  BOOST_TEST(pstrain::config::runFingerprint(load({args, {}})) == 12241803704580415486ull);
   args.insert(args.end(), {"--scale-learning-rate", "true", "--warmup-steps", "50"});
   BOOST_TEST(pstrain::config::runFingerprint(load({args, {}})) !=
              pstrain::config::runFingerprint(scaled));
@@ -216,6 +232,18 @@ BOOST_AUTO_TEST_CASE(only_bool_flags_stand_alone) {
   BOOST_TEST(settings.logToStdout);
   BOOST_TEST(pstrain::config::synchronous(settings));
   BOOST_TEST(contains(errorOf({{"--seed", "--sync"}, {}}), "flag --seed needs a value"));
+}
+
+// Recording the history is off unless asked for, and changes nothing of the run.
+BOOST_AUTO_TEST_CASE(record_history_is_a_switch_outside_the_run) {
+  auto base = load({});
+  BOOST_TEST(!base.recordHistory);
+  auto recorded = load({{"--record-history"}, {}});
+  BOOST_TEST(recorded.recordHistory);
+  BOOST_TEST(!load({{"--record-history=false"}, {}}).recordHistory);
+  BOOST_TEST(load({{}, {{"PSTRAIN_RECORD_HISTORY", "true"}}}).recordHistory);
+  BOOST_TEST(pstrain::config::runFingerprint(base) == pstrain::config::runFingerprint(recorded));
+  BOOST_TEST(contains(errorOf({{"--record-history", "maybe"}, {}}), "recordHistory"));
 }
 
 BOOST_AUTO_TEST_CASE(run_id_is_short_and_plain) {

@@ -1,12 +1,16 @@
 #define BOOST_TEST_MODULE cluster
 #include <boost/test/unit_test.hpp>
 
+#include <Poco/Net/ServerSocket.h>
+
 #include <csignal>
 #include <filesystem>
+#include <memory>
 #include <regex>
 
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/common/cpu_limit.hpp"
+#include "pstrain/common/error.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
 #include "support/idx_files.hpp"
@@ -37,6 +41,14 @@ struct SyntheticCluster {
             steps, "--batch-size", "50", "--hidden-units", "32", "--eval-every-steps", "100",
             "--log-dir", logs.path(), "--summary-json", logs.file("summary.json")};
   }
+
+  // `pstrain local` of `steps` in the background, its output in local.out and local.err.
+  std::unique_ptr<pstrain::app::ChildProcess> launch(const std::string& steps) const {
+    std::vector<std::string> argv{pstrainBinary()};
+    for (const auto& arg : localArgs(steps)) argv.push_back(arg);
+    return std::make_unique<pstrain::app::ChildProcess>(argv, logs.file("local.out"),
+                                                        logs.file("local.err"));
+  }
 };
 
 void expectOneErrorLine(const ProcessResult& result, int exitCode, const std::string& part) {
@@ -51,11 +63,13 @@ void expectOneErrorLine(const ProcessResult& result, int exitCode, const std::st
 
 BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed) {
   SyntheticCluster cluster;
-  auto result = runPstrain(cluster.localArgs("400"));
+  // Long enough that worker 1, which may come up a few hundred steps after worker 0 on a busy
+  // machine, trains too.
+  auto result = runPstrain(cluster.localArgs("1000"));
   BOOST_REQUIRE_MESSAGE(result.exitCode == 0, result.out + result.err);
 
   auto summary = parseObject(readText(cluster.logs.file("summary.json")));
-  BOOST_TEST(summary->getValue<long>("global_step") == 400);
+  BOOST_TEST(summary->getValue<long>("global_step") == 1000);
   BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.95);
   BOOST_TEST(summary->getValue<double>("global_steps_per_s") > 0);
   BOOST_TEST(summary->getValue<double>("elapsed_s") > 0);
@@ -64,11 +78,11 @@ BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed)
     const auto dir = cluster.logs.file("worker-" + std::to_string(w));
     auto log = readText(dir + "/deploy.log");
     auto steps = workerGlobalSteps(dir);
-    BOOST_TEST(steps.size() > 50u);
+    BOOST_REQUIRE_MESSAGE(steps.size() > 50u, "worker " << w << " recorded " << steps.size() << " steps");
     bool increasing = std::adjacent_find(steps.begin(), steps.end(), std::greater_equal<long>()) ==
                       steps.end();
     BOOST_TEST(increasing, "worker " << w << " global steps are not strictly increasing");
-    BOOST_TEST(steps.back() <= 400);
+    BOOST_TEST(steps.back() <= 1000);
     const std::regex stepLine("Worker " + std::to_string(w) +
                               R"(: training step \d+ done \(global step: \d+\))");
     BOOST_TEST(std::regex_search(log, stepLine));
@@ -85,7 +99,7 @@ BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed)
     BOOST_TEST(accuracy[i]->getValue<int>("step") / 100 == int(i) + 1,
                "accuracy event " << i << " at global step " << accuracy[i]->getValue<int>("step"));
   }
-  BOOST_TEST(accuracy.back()->getValue<int>("step") == 400);
+  BOOST_TEST(accuracy.back()->getValue<int>("step") == 1000);
   BOOST_TEST(accuracy.back()->getValue<double>("accuracy") ==
              summary->getValue<double>("test_accuracy"));
   BOOST_TEST(std::filesystem::file_size(cluster.logs.file("worker-0/model.bin")) > 25000u * 4);
@@ -93,11 +107,11 @@ BOOST_AUTO_TEST_CASE(two_ps_two_workers_train_to_accuracy_and_log_like_the_seed)
   for (int p = 0; p < 2; ++p) {
     const auto dir = cluster.logs.file("ps-" + std::to_string(p));
     auto log = readText(dir + "/deploy.log");
-    BOOST_TEST(contains(log, "PS " + std::to_string(p) + ": global step 400 done"));
-    BOOST_TEST(highestStep(eventsOf(dir, "step")) == 400u);
+    BOOST_TEST(contains(log, "PS " + std::to_string(p) + ": global step 1000 done"));
+    BOOST_TEST(highestStep(eventsOf(dir, "step")) == 1000u);
     auto done = eventsOf(dir, "done");
     BOOST_REQUIRE(done.size() == 1u);
-    BOOST_TEST(done[0]->getValue<int>("step") == 400);
+    BOOST_TEST(done[0]->getValue<int>("step") == 1000);
     BOOST_TEST(contains(log, "Training ends @"));
     BOOST_TEST(contains(log, "Training elapsed time:"));
   }
@@ -156,10 +170,8 @@ BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
 BOOST_AUTO_TEST_CASE(a_worker_added_and_removed_by_signal_while_training) {
   SyntheticCluster cluster;
   const std::string steps = "20000";
-  std::vector<std::string> argv{pstrainBinary()};
-  for (const auto& arg : cluster.localArgs(steps)) argv.push_back(arg);
-  pstrain::app::ChildProcess launcher(argv, cluster.logs.file("local.out"),
-                                      cluster.logs.file("local.err"));
+  auto launched = cluster.launch(steps);
+  auto& launcher = *launched;
   const auto worker2 = cluster.logs.file("worker-2");
   auto trained = [&](const std::string& dir) { return !eventsOf(dir, "step").empty(); };
   auto running = [&] { return !launcher.poll().has_value(); };
@@ -196,6 +208,73 @@ BOOST_AUTO_TEST_CASE(a_worker_added_and_removed_by_signal_while_training) {
   const auto log = readText(cluster.logs.file("local.out"));
   BOOST_TEST(contains(log, "worker-2 added (SIGUSR1)"), log);
   BOOST_TEST(contains(log, "worker-2 removed (SIGUSR2)"), log);
+}
+
+// `kill -RTMIN` and `kill -RTMIN+1` of the launcher while it trains, as `helm upgrade --set
+// ps.number`: ps 2 starts and worker 0 re-cuts the parameters over 3 ps, then over 2 again once
+// ps 2 leaves the list, after which the launcher stops it; nothing restarts, no optimizer state
+// is lost, and the run ends at exactly its last step.
+BOOST_AUTO_TEST_CASE(a_ps_added_and_removed_by_signal_while_training) {
+  SyntheticCluster cluster;
+  const std::string steps = "20000";
+  auto launched = cluster.launch(steps);
+  auto& launcher = *launched;
+  const auto chief = cluster.logs.file("worker-0");
+  auto running = [&] { return !launcher.poll().has_value(); };
+  auto recutTo = [&](int ps) {
+    auto recut = lastEventOf(chief, "recut");
+    return recut && recut->getValue<int>("to_ps") == ps;
+  };
+  BOOST_REQUIRE(waitFor([&] { return !eventsOf(chief, "step").empty() || !running(); },
+                        std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), readText(cluster.logs.file("local.err")));
+  ::kill(launcher.pid(), SIGRTMIN);
+  BOOST_REQUIRE(waitFor([&] { return recutTo(3) || !running(); }, std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before the re-cut to 3 ps");
+  // Worker 0 trains over 3 ps before the second signal.
+  const auto firstRecutAt = lastEventOf(chief, "recut")->getValue<long>("step");
+  BOOST_REQUIRE(waitFor([&] {
+    const auto step = lastEventOf(chief, "step");
+    return (step && step->getValue<long>("step") > firstRecutAt) || !running();
+  }, std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before worker 0 trained over 3 ps");
+  ::kill(launcher.pid(), SIGRTMIN + 1);
+  BOOST_REQUIRE(waitFor([&] { return recutTo(2) || !running(); }, std::chrono::seconds(60)));
+  BOOST_REQUIRE_MESSAGE(running(), "the run ended before the re-cut to 2 ps");
+  BOOST_REQUIRE(waitFor([&] { return !running(); }, std::chrono::seconds(120)));
+
+  BOOST_TEST(*launcher.poll() == 0, readText(cluster.logs.file("local.err")));
+  auto summary = parseObject(readText(cluster.logs.file("summary.json")));
+  BOOST_TEST(summary->getValue<long>("global_step") == std::stol(steps));
+  BOOST_TEST(summary->getValue<double>("test_accuracy") >= 0.95);
+  const auto recuts = eventsOf(chief, "recut");
+  BOOST_REQUIRE(recuts.size() == 2u);
+  for (const auto& recut : recuts) BOOST_TEST(recut->getValue<long>("lost_state") == 0);
+  // Each re-cut went on from the run's global step: the second from further on.
+  BOOST_TEST(recuts[1]->getValue<long>("step") > recuts[0]->getValue<long>("step"));
+  BOOST_TEST(eventsOf(cluster.logs.path(), "restarted").empty());
+  BOOST_TEST(!eventsOf(cluster.logs.file("ps-2"), "stopped").empty());
+  const auto log = readText(cluster.logs.file("local.out"));
+  BOOST_TEST(contains(log, "ps-2 added (SIGRTMIN)"), log);
+  BOOST_TEST(contains(log, "ps-2 stopped: it is out of the run"), log);
+}
+
+// A ps whose port another process holds ends with one line and exit code kExitListen, and never
+// says it trains: the launcher counts it as a start that failed (backing off, then giving up)
+// instead of starting it again every quarter of a second without end.
+BOOST_AUTO_TEST_CASE(a_ps_whose_port_is_taken_exits_without_reporting_training) {
+  SyntheticCluster cluster;
+  Poco::Net::ServerSocket holder;  // without SO_REUSEPORT: no one else may bind it
+  holder.bind(Poco::Net::SocketAddress("127.0.0.1", 0), false, false);
+  holder.listen();
+  const auto port = std::to_string(holder.address().port());
+  auto result = runPstrain({"run", "--role", "ps", "--index", "0", "--ps-hosts", "127.0.0.1:" + port,
+                            "--ps-port", port, "--data-dir", cluster.data.path(), "--log-dir",
+                            cluster.logs.path(), "--log-to-stdout", "false"});
+  expectOneErrorLine(result, pstrain::kExitListen, port);
+  for (const auto& state : eventsOf(cluster.logs.path(), "state")) {
+    BOOST_TEST(state->getValue<std::string>("state") != "training");
+  }
 }
 
 // Asynchronous runs differ in the order gradients meet: at 3000 steps the final accuracy spread

@@ -1,20 +1,25 @@
 #define BOOST_TEST_MODULE fault
 #include <boost/test/unit_test.hpp>
 
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <random>
 #include <thread>
 
 #include "pstrain/app/child_process.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "support/accuracy_cost.hpp"
 #include "support/events.hpp"
+#include "support/fault_proxy.hpp"
+#include "support/history_checker.hpp"
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
@@ -50,7 +55,7 @@ enum class Mode { kAsync, kSync };
 std::vector<std::string> trainingSettings(Mode mode) {
   std::vector<std::string> args{"--ps", "2", "--workers", "2", "--data-dir", kFashionMnistDir,
                                 "--train-steps", std::to_string(kSteps), "--batch-size", "100",
-                                "--checkpoint-every-seconds", "0.2"};
+                                "--checkpoint-every-seconds", "0.2", "--record-history"};
   args.insert(args.end(), {"--sync", mode == Mode::kSync ? "true" : "false"});
   return args;
 }
@@ -71,13 +76,17 @@ Run summaryOf(const TempDir& logs, std::string out) {
              std::move(out)};
 }
 
-// `pstrain local` in the background; `duringRun` acts on it once ps-0 has passed `atStep`.
+// `pstrain local` in the background, with `extraArgs`; `started` runs once it has started its
+// children, and `duringRun` acts on it once ps-0 has passed `atStep`.
 Run runLocalWith(const TempDir& logs, long atStep, const std::function<void()>& duringRun,
-                 Mode mode = Mode::kSync) {
+                 Mode mode = Mode::kSync, const std::vector<std::string>& extraArgs = {},
+                 const std::function<void()>& started = [] {}) {
   std::vector<std::string> argv{pstrainBinary()};
   auto args = localArgs(logs, mode);
   argv.insert(argv.end(), args.begin(), args.end());
+  argv.insert(argv.end(), extraArgs.begin(), extraArgs.end());
   pstrain::app::ChildProcess launcher(argv, logs.file("launcher.out"), logs.file("launcher.err"));
+  started();
   BOOST_REQUIRE(waitFor([&] { return psGlobalStep(logs, "ps-0") >= atStep; },
                         std::chrono::seconds(60)));
   duringRun();
@@ -157,6 +166,15 @@ void checkRestartedThroughout(const KilledRun& killed, int steps) {
   BOOST_TEST(killed.run.accuracy >= 0.84);
 }
 
+// The run's history, every child's in its log dir, breaks none of its invariants
+// (testing::checkHistories).
+void checkHistory(const TempDir& logs) {
+  const auto segments = readHistories({logs.path()});
+  BOOST_TEST(!segments.empty());
+  const auto violations = checkHistories(segments);
+  BOOST_TEST(violations.empty(), fmt::format("{}", fmt::join(violations, "\n")));
+}
+
 const Run& baseline() {
   static TempDir logs;
   static Run run = [] {
@@ -179,8 +197,9 @@ BOOST_AUTO_TEST_CASE(kill_9_of_a_ps_costs_nothing_but_time) {
   BOOST_TEST(eventsOf(logs.file("ps-1"), "restored").size() == 1u);
   BOOST_TEST(!eventsOf(logs.file("worker-0"), "reconnected").empty());
   BOOST_TEST(run.globalStep == kSteps);
-  BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
+  BOOST_TEST(accuracyCost(run.accuracy, baseline().accuracy) <= 0.01,
              "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
+  checkHistory(logs);
 }
 
 BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
@@ -205,8 +224,9 @@ BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
   }
   BOOST_TEST(firstLocalStepAfter == 1);
   BOOST_TEST(run.globalStep == kSteps);
-  BOOST_TEST(std::abs(run.accuracy - baseline().accuracy) <= 0.01,
+  BOOST_TEST(accuracyCost(run.accuracy, baseline().accuracy) <= 0.01,
              "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
+  checkHistory(logs);
 }
 
 BOOST_AUTO_TEST_CASE(asynchronous_training_completes_through_a_kill_9_of_a_ps) {
@@ -216,6 +236,62 @@ BOOST_AUTO_TEST_CASE(asynchronous_training_completes_through_a_kill_9_of_a_ps) {
   BOOST_TEST(eventsOf(logs.file("ps-1"), "restored").size() == 1u);
   BOOST_TEST(run.globalStep == kSteps);
   BOOST_TEST(run.accuracy >= 0.85);
+  checkHistory(logs);
+}
+
+// The workers reach each ps through a fault proxy of the test support (`--ps-fronts`): latency
+// with jitter on every connection throughout, then ps 1 paused as a whole process (SIGSTOP for
+// 2 s, SIGCONT), then ps 0's connections reset in the middle of a frame.
+BOOST_AUTO_TEST_CASE(a_ps_paused_and_its_connections_delayed_and_reset_cost_only_time) {
+  TempDir logs;
+  const auto fronts = pstrain::net::freeLoopbackPorts(2);
+  std::vector<std::unique_ptr<FaultProxy>> proxies;  // outlive the run
+  auto startProxies = [&] {
+    for (int ps = 0; ps < 2; ++ps) {
+      const auto name = "ps-" + std::to_string(ps);
+      BOOST_REQUIRE(waitFor([&] { return lastEventOf(logs.file(name), "listening") != nullptr; },
+                            std::chrono::seconds(30)));
+      const auto port = lastEventOf(logs.file(name), "listening")->getValue<int>("port");
+      proxies.push_back(std::make_unique<FaultProxy>(pstrain::net::Endpoint{"127.0.0.1", port},
+                                                     38, fronts[size_t(ps)]));
+      proxies.back()->setLatency(std::chrono::milliseconds(2), std::chrono::milliseconds(1));
+    }
+  };
+  auto pauseThenReset = [&] {
+    killChild(logs, "ps-1", SIGSTOP);
+    // The pause is the fault: 2 s, in whose second half ps 0 takes no sync step without ps 1.
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const long pausedAt = psGlobalStep(logs, "ps-0");
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    BOOST_TEST(psGlobalStep(logs, "ps-0") == pausedAt, "sync steps went on without ps 1");
+    killChild(logs, "ps-1", SIGCONT);
+    const long resumedAt = psGlobalStep(logs, "ps-0");
+    BOOST_REQUIRE(waitFor([&] { return psGlobalStep(logs, "ps-0") > resumedAt + 100; },
+                          std::chrono::seconds(60)));
+    proxies[0]->resetAfter(100000);  // a push is 400 KB: the reset cuts one in two
+  };
+  auto run = runLocalWith(logs, kSteps / 3, pauseThenReset, Mode::kSync,
+                          {"--ps-fronts", std::to_string(fronts[0]) + "," +
+                                              std::to_string(fronts[1])},
+                          startProxies);
+  BOOST_TEST(eventsOf(logs.path(), "restarted").empty());  // a paused ps is not a dead one
+  BOOST_TEST(proxies[0]->resets() >= 1u);
+  BOOST_TEST(!eventsOf(logs.file("worker-0"), "reconnected").empty());
+  BOOST_TEST(run.globalStep == kSteps);
+  BOOST_TEST(accuracyCost(run.accuracy, baseline().accuracy) <= 0.01,
+             "accuracy " << run.accuracy << " against " << baseline().accuracy << " undisturbed");
+  checkHistory(logs);
+}
+
+BOOST_AUTO_TEST_CASE(a_launcher_given_fronts_for_another_number_of_ps_says_so_in_one_line) {
+  TempDir logs;
+  auto args = localArgs(logs);
+  args.insert(args.end(), {"--ps-fronts", "7001"});
+  auto result = runPstrain(args, 30);
+  BOOST_TEST(result.exitCode == pstrain::kExitConfig);
+  auto errors = lines(result.err);
+  BOOST_REQUIRE_MESSAGE(errors.size() == 1u, result.err);
+  BOOST_TEST(contains(errors[0], "--ps-fronts names 1 ports for 2 ps"), errors[0]);
 }
 
 BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_checkpoints) {
@@ -248,6 +324,7 @@ BOOST_AUTO_TEST_CASE(sigterm_of_everything_then_a_restart_continues_from_the_che
   BOOST_TEST(restored[0]->getValue<long>("step") >= stoppedAt);
   BOOST_TEST(restored[0]->getValue<long>("step") == lastCheckpoint->getValue<long>("step"));
   BOOST_TEST(summaryOf(logs, "").globalStep == kSteps);
+  checkHistory(logs);
 }
 
 BOOST_AUTO_TEST_CASE(a_pod_restarted_after_completion_does_not_train_again) {
@@ -292,6 +369,7 @@ BOOST_AUTO_TEST_CASE(a_child_killed_every_quarter_second_until_the_run_completes
   auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(250),
                                 std::chrono::seconds(300));
   checkRestartedThroughout(killed, kKilledSteps);
+  checkHistory(logs);
 }
 
 // The run of docs/faults.md, too long for CI: run it by name (tests/bench/repeated_kills.sh).
@@ -302,6 +380,7 @@ BOOST_AUTO_TEST_CASE(a_child_killed_every_second_through_100000_steps,
   auto killed = runKillingEvery(logs, kKilledSteps, std::chrono::milliseconds(1000),
                                 std::chrono::seconds(2400));
   checkRestartedThroughout(killed, kKilledSteps);
+  checkHistory(logs);
 }
 
 BOOST_AUTO_TEST_CASE(a_child_that_fails_at_start_up_stops_the_launcher_with_one_line) {

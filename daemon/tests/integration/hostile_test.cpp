@@ -90,7 +90,7 @@ struct LiveCluster {
                  1,
                  pstrain::model::Layout::mnist(config.hiddenUnits).parameterCount(),
                  pstrain::config::runFingerprint(config),
-                 std::uint32_t(config.ps),
+                 0,
                  randomNonce()};
   }
 };
@@ -167,7 +167,7 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 20);
     std::vector<float> gradient(10, 1.0f);
-    connection.send(MessageType::kPush, encode(Push{1, 0.5f, 0}), gradient.data(),
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f, 0, 0, 1, 1}), gradient.data(),
                     gradient.size());
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(rejected(cluster, "expected hello but received push"));
@@ -186,7 +186,7 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     introduce(connection, cluster.hello(), "the-right-key");
     decodeWelcome(connection.receiveExpected(MessageType::kWelcome));
     std::vector<float> gradient(10, 1.0f);
-    connection.send(MessageType::kPush, encode(Push{1, 0.5f, batch}), gradient.data(),
+    connection.send(MessageType::kPush, encode(Push{1, 0.5f, batch, 0, 1, 1}), gradient.data(),
                     gradient.size());
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(

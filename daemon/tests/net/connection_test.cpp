@@ -36,7 +36,7 @@ BOOST_AUTO_TEST_CASE(frames_with_values_arrive_intact) {
   std::vector<float> values(300000);  // larger than a socket buffer: partial sends happen
   std::iota(values.begin(), values.end(), 0.5f);
   std::thread writer([&] {
-    sender.send(MessageType::kPush, encode(Push{5, 1.5f, 0}), values.data(), values.size());
+    sender.send(MessageType::kPush, encode(Push{5, 1.5f, 0, 0, 1, 1}), values.data(), values.size());
   });
   const auto& frame = receiver.receive();
   BOOST_TEST((frame.type == MessageType::kPush));
@@ -66,7 +66,7 @@ BOOST_AUTO_TEST_CASE(wrong_value_count_is_a_protocol_error) {
   Connection sender(pair.client, 1 << 20);
   Connection receiver(pair.accepted, 1 << 20);
   std::vector<float> values(10, 1.0f);
-  sender.send(MessageType::kPush, encode(Push{1, 0, 0}), values.data(), values.size());
+  sender.send(MessageType::kPush, encode(Push{1, 0, 0, 0, 1, 1}), values.data(), values.size());
   receiver.receive();
   std::vector<float> shard(12);
   BOOST_CHECK_THROW(receiver.receiveValues(shard.data(), shard.size()), pstrain::ProtocolError);
@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(oversized_frame_is_refused_before_reading_it) {
   std::vector<float> values(1000, 1.0f);
   std::thread writer([&] {
     try {
-      sender.send(MessageType::kPush, encode(Push{1, 0, 0}), values.data(), values.size());
+      sender.send(MessageType::kPush, encode(Push{1, 0, 0, 0, 1, 1}), values.data(), values.size());
     } catch (const std::exception&) {
     }
   });

@@ -59,8 +59,8 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 3, 1)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 20)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 9, 5000)) != "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 25 + 16)) == "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 13, 0)).find("unknown message type 13") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 29 + 16)) == "accepted");
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 16, 0)).find("unknown message type 16") !=
              std::string::npos);
   // 6, the retired status query, is no type any more.
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 6, 0)).find("unknown message type 6") !=
@@ -76,23 +76,41 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
 BOOST_AUTO_TEST_CASE(messages_round_trip) {
   Nonce nonce{};
   nonce[15] = 7;
-  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull, 2, nonce}));
+  auto hello = decodeHello(encode(Hello{Role::kWorker, 3, 101770, 0xdeadbeefcafeull, 4321, nonce}));
   BOOST_TEST(hello.nonce[15] == 7);
   BOOST_TEST((hello.role == Role::kWorker));
   BOOST_TEST(hello.index == 3u);
   BOOST_TEST(hello.parameterCount == 101770u);
   BOOST_TEST(hello.runId == 0xdeadbeefcafeull);
-  BOOST_TEST(hello.psCount == 2u);
 
-  auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000, 8090}));
+  auto welcome = decodeWelcome(encode(Welcome{50885, 50885, 17, 3000, 8090, 4, 2}));
   BOOST_TEST(welcome.offset == 50885u);
   BOOST_TEST(welcome.trainSteps == 3000u);
   BOOST_TEST(welcome.httpPort == 8090u);
+  BOOST_TEST(welcome.generation == 4u);
+  BOOST_TEST(welcome.psCount == 2u);
 
-  auto push = decodePush(encode(Push{42, 0.25f, 7}));
+  auto slice = decodeSliceState(
+      encode(SliceState{3, 2, 1, 50885, 50885, 1200, 2, {0.5, 0.25}}), 101770);
+  BOOST_TEST(slice.generation == 3u);
+  BOOST_TEST(slice.index == 1u);
+  BOOST_TEST(slice.count == 50885u);
+  BOOST_TEST(slice.moments == 2u);
+  BOOST_TEST(slice.scalars[1] == 0.25);
+  BOOST_TEST(carriesValues(MessageType::kSliceState));
+  auto recut = decodeRecut(encode(Recut{5, 3}));
+  BOOST_TEST(recut.generation == 5u);
+  BOOST_TEST(recut.psCount == 3u);
+  BOOST_TEST(decodeCutFreeze(encode(CutFreeze{9})).generation == 9u);
+
+  auto push = decodePush(encode(Push{42, 0.25f, 7, 3, 0xfedcba9876543210u, 31}));
   BOOST_TEST(push.localStep == 42u);
   BOOST_TEST(push.loss == 0.25f);
   BOOST_TEST(push.batch == 7u);
+  BOOST_TEST(push.lag == 3u);
+  BOOST_TEST(push.incarnation == 0xfedcba9876543210u);
+  BOOST_TEST(push.pushNumber == 31u);
+  BOOST_CHECK_THROW(decodePush(encode(Push{1, 0, 0, kMaxPushesInFlight, 1, 1})), ProtocolError);
 
   auto params = decodeParams(encode(Params{99, true, false, 1234, true, 2, 3}));
   BOOST_TEST(params.serviceMicros == 1234u);
@@ -118,30 +136,33 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(decodeProof(encode(Proof{proof})).proof[0] == 9);
 }
 
-// The sizes come from the encoders; these are the wire sizes of protocol version 6, which a
+// The sizes come from the encoders; these are the wire sizes of protocol version 8, which a
 // peer of that version expects: a change to a message shows here.
 BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
-  BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 41u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kHello) == 45u);
   BOOST_TEST(fixedFieldsSize(MessageType::kChallenge) == 48u);
   BOOST_TEST(fixedFieldsSize(MessageType::kProof) == 32u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 36u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kWelcome) == 48u);
   BOOST_TEST(fixedFieldsSize(MessageType::kPull) == 0u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 16u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kPush) == 36u);
   BOOST_TEST(fixedFieldsSize(MessageType::kParams) == 23u);
   BOOST_TEST(fixedFieldsSize(MessageType::kStatusReply) == 14u);
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
   BOOST_TEST(fixedFieldsSize(MessageType::kShardCopy) == 8u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kCutFreeze) == 8u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kSliceState) == 60u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kRecut) == 12u);
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
   BOOST_TEST(carriesValues(MessageType::kShardCopy));
-  BOOST_TEST(kProtocolVersion == 6u);
+  BOOST_TEST(kProtocolVersion == 8u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
-  auto hello = encode(Hello{Role::kWorker, 1, 2, 3, 4, Nonce{}});
+  auto hello = encode(Hello{Role::kWorker, 1, 2, 3, 0, Nonce{}});
   auto shorter = hello;
   shorter.pop_back();
   BOOST_CHECK_THROW(decodeHello(shorter), ProtocolError);
@@ -157,4 +178,13 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
   // A part of the training set beyond the parts there are.
   BOOST_CHECK_THROW(decodeParams(encode(Params{1, true, false, 0, false, 3, 3})), ProtocolError);
   BOOST_CHECK_THROW(decodeDone({}), ProtocolError);
+  // A slice beyond the model, an index beyond its cut, more moments than any optimizer keeps,
+  // a welcome to a cut of no ps.
+  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 60000, 50000, 0, 0, {1, 1}}), 101770),
+                    ProtocolError);
+  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 2, 0, 10, 0, 0, {1, 1}}), 101770),
+                    ProtocolError);
+  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 3, {1, 1}}), 101770),
+                    ProtocolError);
+  BOOST_CHECK_THROW(decodeWelcome(encode(Welcome{0, 10, 0, 10, 0, 0, 0})), ProtocolError);
 }

@@ -304,10 +304,10 @@ BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
 }
 
 BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
-  Checkpoint checkpoint{77, 50885, 1234, {1, 2, 3, 4, 5}};
+  Checkpoint checkpoint{77, CutPosition{3, 2, 1, {50885, 50885}}, 1234, {1, 2, 3, 4, 5}};
   auto decoded = decodeCheckpoint(encodeCheckpoint(checkpoint));
   BOOST_TEST(decoded.runId == 77u);
-  BOOST_TEST(decoded.offset == 50885u);
+  BOOST_TEST((decoded.cut == checkpoint.cut));
   BOOST_TEST(decoded.globalStep == 1234u);
   BOOST_TEST(decoded.shard == checkpoint.shard, boost::test_tools::per_element());
   // A local file's fault, not a peer's: DecodeError, which the ps reports naming the file.
@@ -315,6 +315,28 @@ BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
   std::vector<std::uint8_t> truncated = encodeCheckpoint(checkpoint);
   truncated.resize(20);
   BOOST_CHECK_THROW(decodeCheckpoint(truncated), pstrain::DecodeError);
+}
+
+BOOST_AUTO_TEST_CASE(a_slice_with_its_adam_state_resumes_in_a_shard_of_another_cut) {
+  // Two steps on a shard, its slice moved to a new shard: the next step is the one the first
+  // shard would have taken, moments and bias correction included.
+  Shard first({1.0f, 2.0f, 3.0f}, std::make_unique<Adam>(3, 0.1f), asyncSteps(100));
+  float gradient[] = {0.5f, -1.0f, 2.0f};
+  first.push(0, gradient, 0);
+  first.push(0, gradient, 1);
+  const auto slice = first.slice();
+  BOOST_TEST(slice.globalStep == 2u);
+  BOOST_TEST(slice.optimizer.moments.size() == 2u);
+  Shard moved(slice.params, std::make_unique<Adam>(3, 0.1f), asyncSteps(100));
+  moved.resume(slice.globalStep, slice.optimizer);
+  const auto expected = first.push(0, gradient, 2);
+  const auto got = moved.push(0, gradient, 2);
+  BOOST_TEST(got.globalStep == 3u);
+  for (int i = 0; i < 3; ++i) BOOST_TEST(got.params.get()[i] == expected.params.get()[i]);
+  // An optimizer state of another size is refused; none at all starts the moments again.
+  OptimizerState wrong{{{1.0f}, {1.0f}}, {1.0, 1.0}};
+  BOOST_CHECK_THROW(moved.resume(3, wrong), pstrain::DecodeError);
+  BOOST_CHECK_NO_THROW(moved.resume(3, OptimizerState{}));
 }
 
 BOOST_AUTO_TEST_CASE(buffer_pool_hands_out_the_most_recently_returned_buffer_first) {

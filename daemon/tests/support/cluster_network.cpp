@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/common/error.hpp"
@@ -127,11 +128,39 @@ class Tcp : public ClusterNetwork {
   std::set<WorkerConnection*> connections_;
 };
 
+// TCP with a fault proxy between the workers and each ps: the workers dial the proxy, which
+// forwards to the ps's listener.
+class TcpThroughProxy : public Tcp {
+ public:
+  explicit TcpThroughProxy(int psCount) : Tcp(psCount) {
+    for (int i = 0; i < psCount; ++i) {
+      proxies_.push_back(std::make_unique<FaultProxy>(Tcp::psEndpoint(i), std::uint64_t(i + 1)));
+    }
+  }
+
+  net::Endpoint psEndpoint(int index) const override { return proxies_.at(index)->endpoint(); }
+  FaultProxy& proxy(int index) override { return *proxies_.at(index); }
+
+ private:
+  std::vector<std::unique_ptr<FaultProxy>> proxies_;
+};
+
 }  // namespace
 
+FaultProxy& ClusterNetwork::proxy(int) {
+  throw std::logic_error("this transport has no fault proxy");
+}
+
 std::unique_ptr<ClusterNetwork> ClusterNetwork::make(Transport transport, int psCount) {
-  if (transport == Transport::kLoopback) return std::make_unique<Loopback>();
-  return std::make_unique<Tcp>(psCount);
+  switch (transport) {
+    case Transport::kLoopback:
+      return std::make_unique<Loopback>();
+    case Transport::kTcp:
+      return std::make_unique<Tcp>(psCount);
+    case Transport::kTcpThroughProxy:
+      return std::make_unique<TcpThroughProxy>(psCount);
+  }
+  throw std::logic_error("unknown transport");
 }
 
 }  // namespace pstrain::testing

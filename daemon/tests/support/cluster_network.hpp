@@ -5,12 +5,14 @@
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/session.hpp"
 #include "pstrain/ps/server.hpp"
+#include "support/fault_proxy.hpp"
 
 namespace pstrain::testing {
 
 // What the in-process cluster's ps and workers talk over: frames through memory
-// (net::LoopbackNetwork), or the daemon's own TCP listener, dialer and connections on 127.0.0.1.
-enum class Transport { kLoopback, kTcp };
+// (net::LoopbackNetwork), or the daemon's own TCP listener, dialer and connections on 127.0.0.1,
+// directly or through a FaultProxy in front of each ps (whose toxics a test sets).
+enum class Transport { kLoopback, kTcp, kTcpThroughProxy };
 
 // The network of one in-process cluster: where each ps listens, how each worker dials, and a
 // worker's cable to pull and plug back in.
@@ -34,6 +36,9 @@ class ClusterNetwork {
   // Takes worker `worker` off the network: its channels break and its dials fail until restore().
   virtual void cutOff(int worker) = 0;
   virtual void restore(int worker) = 0;
+
+  // The proxy every worker reaches ps `index` through (kTcpThroughProxy only).
+  virtual FaultProxy& proxy(int index);
 };
 
 }  // namespace pstrain::testing

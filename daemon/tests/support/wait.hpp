@@ -6,12 +6,13 @@
 
 namespace pstrain::testing {
 
-// Polls `condition` every 20 ms until it holds or `timeout` passes; returns whether it held.
-inline bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout) {
+// Polls `condition` every `poll` until it holds or `timeout` passes; returns whether it held.
+inline bool waitFor(const std::function<bool()>& condition, std::chrono::seconds timeout,
+                    std::chrono::milliseconds poll = std::chrono::milliseconds(20)) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     if (condition()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(poll);
   }
   return condition();
 }

@@ -33,6 +33,8 @@ type Cluster struct {
 	Bin        string
 	Image      string
 	LogDir     string
+	// The history checker (daemon/tests/tools: history_check) a scenario runs on its pods' logs.
+	HistoryCheck string
 }
 
 // FromEnv is the cluster the environment names; an error says which variable is missing.
@@ -47,6 +49,7 @@ func FromEnv() (*Cluster, error) {
 		{"PSTRAIN_KIND_BIN", &c.Bin},
 		{"PSTRAIN_KIND_IMAGE", &c.Image},
 		{"PSTRAIN_KIND_LOG_DIR", &c.LogDir},
+		{"PSTRAIN_HISTORY_CHECK", &c.HistoryCheck},
 	} {
 		*v.to = os.Getenv(v.name)
 		if *v.to == "" {
@@ -151,11 +154,14 @@ func (c *Cluster) nodes(selector string) ([]string, error) {
 	return strings.Fields(r.Stdout), nil
 }
 
-// Until calls check every second until it returns done, for at most timeout. It fails with what
-// check last said when the time is up, or at once when check returns an error (no point
-// waiting).
+// Until calls check until it returns done, for at most timeout: after 1 s, then 2, 4 and every 5
+// s. It fails with what check last said when the time is up, or at once when check returns an
+// error (no point waiting). A check is mostly a kubectl exec into a pod, which costs the nodes'
+// containerd, runc and kubelet a tenth of a second of CPU or more: at one a second, the waits of
+// the parallel scenarios took more of the 2 cores than their pods' training did.
 func Until(timeout time.Duration, what string, check func() (done bool, said string, err error)) error {
 	deadline := time.Now().Add(timeout)
+	pause := time.Second
 	for {
 		done, said, err := check()
 		switch {
@@ -166,7 +172,8 @@ func Until(timeout time.Duration, what string, check func() (done bool, said str
 		case time.Now().After(deadline):
 			return fmt.Errorf("no %s before the deadline:\n%s", what, said)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(pause)
+		pause = min(2*pause, 5*time.Second)
 	}
 }
 

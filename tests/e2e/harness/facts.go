@@ -30,6 +30,10 @@ type Event struct {
 	BlasThreads int `json:"blas_threads"`
 	// Mode is how the run combines gradients, sync or async (started).
 	Mode string `json:"mode"`
+	// ToPs and LostState are a re-cut's number of ps and the parameters whose optimizer state
+	// started again (recut).
+	ToPs      int `json:"to_ps"`
+	LostState int `json:"lost_state"`
 	// Line is the line as the daemon wrote it, to show.
 	Line string `json:"-"`
 }
@@ -120,6 +124,8 @@ type Facts struct {
 	WaitingForDNS string
 	// Lost and Reconnected are its events on losing a ps's connection and reconnecting.
 	Lost, Reconnected []Event
+	// Recuts are worker 0's re-cuts of the parameters over another number of ps.
+	Recuts []Event
 	// Stopped says that a signal (SIGTERM) ended it.
 	Stopped bool
 }
@@ -164,6 +170,8 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.Lost = append(f.Lost, e)
 		case "reconnected":
 			f.Reconnected = append(f.Reconnected, e)
+		case "recut":
+			f.Recuts = append(f.Recuts, e)
 		case "stopped":
 			f.Stopped = true
 		}

@@ -53,7 +53,7 @@ func TestReadme(t *testing.T) {
 	assertPodSpecs(t, r, pods)
 	r.waitCompleted()
 
-	tail := r.exec("mnist-ps-1", "tail", podLog)
+	tail := r.tailShowing("mnist-ps-1", fmt.Sprintf("PS 1: global step %d done", r.trainSteps))
 	if tail.Err != nil || !strings.Contains(tail.Stdout, fmt.Sprintf("PS 1: global step %d done", r.trainSteps)) ||
 		regexp.MustCompile(`(PS 0|Worker \d+):`).MatchString(tail.Stdout) {
 		t.Errorf("kubectl exec mnist-ps-1 -- tail %s does not show ps 1's global steps up to %d:\n%s",

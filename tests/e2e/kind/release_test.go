@@ -28,7 +28,9 @@ const (
 	// scheduled while the other scenarios' releases hold it: with 18 scenarios in parallel, a
 	// release of the chart's defaults (a worker of 1 CPU) waited more than 4 minutes.
 	startTimeout = 8 * time.Minute
-	trainTimeout = 8 * time.Minute
+	// Runs of 60,000 and 100,000 steps at 100m-200m of CPU, beside the parallel scenarios, were
+	// at 59-96 % of their steps after 8 minutes on a slower host.
+	trainTimeout = 12 * time.Minute
 	// The pod's log, as values.yml mounts it.
 	podLog = "/tmp/mnist-log/deploy.log"
 	// The chart's default http.port, where `pstrain status` asks.
@@ -223,9 +225,18 @@ func (r *release) events() string {
 	return kind.Kubectl("get", "events", "--namespace", r.namespace, "--sort-by", ".lastTimestamp").String()
 }
 
-// exec is `kubectl exec POD -- COMMAND...` in the release's namespace.
+// exec is `kubectl exec POD -- COMMAND...` in the release's namespace, once more (up to three
+// times) where the stream to the kubelet broke: a busy cluster resets some ("error reading from
+// error stream: ... connection reset by peer", "unexpected EOF"), which says nothing of the pod.
 func (r *release) exec(pod string, command ...string) cluster.Result {
-	return kind.Kubectl(append([]string{"exec", "--namespace", r.namespace, pod, "--"}, command...)...)
+	var res cluster.Result
+	for attempt := 1; attempt <= 3; attempt++ {
+		res = kind.Kubectl(append([]string{"exec", "--namespace", r.namespace, pod, "--"}, command...)...)
+		if res.Err == nil || !strings.Contains(res.String(), "error reading from error stream") {
+			break
+		}
+	}
+	return res
 }
 
 var statusLine = regexp.MustCompile(`: (waiting|training|completed): global step (\d+)/(\d+)`)
@@ -302,6 +313,23 @@ func (r *release) waitCompleted() {
 	}
 }
 
+// recordHistory is the values that have every pod record the run's history (history.bin in its
+// log dir) for checkHistory.
+var recordHistory = []string{"--set", "reporting.recordHistory=true"}
+
+// checkHistory runs the history checker (history_check) on the release's log dirs on this
+// machine, every pod's history.bin, and on `more` dirs: the run's history holds no violated
+// invariant.
+func (r *release) checkHistory(more ...string) {
+	r.t.Helper()
+	out, err := exec.Command(kind.HistoryCheck, append([]string{r.logDir()}, more...)...).CombinedOutput()
+	if err != nil {
+		r.t.Errorf("%s %s: %v\n%s", kind.HistoryCheck, r.logDir(), err, out)
+		return
+	}
+	r.t.Logf("%s", strings.TrimSpace(string(out)))
+}
+
 // tails are the last lines of the pods' logs, to explain a failure.
 func (r *release) tails(pods ...string) string {
 	var b strings.Builder
@@ -311,15 +339,37 @@ func (r *release) tails(pods ...string) string {
 	return b.String()
 }
 
+// tailShowing is `kubectl exec POD -- tail deploy.log`, run again for up to a minute until its
+// output shows want: on a busy node an exec's output can come back empty (exit code 0), as it did
+// for ps 1 of the Pod Security scenario's completed run.
+func (r *release) tailShowing(pod, want string) cluster.Result {
+	var tail cluster.Result
+	_ = cluster.Until(time.Minute, pod+"'s deploy.log showing "+want, func() (bool, string, error) {
+		tail = r.exec(pod, "tail", podLog)
+		return tail.Err == nil && strings.Contains(tail.Stdout, want), tail.String(), nil
+	})
+	return tail
+}
+
 // podFacts are the facts of the events of the process in the pod's container: its
 // events.jsonl read in the pod (the log volume may be an emptyDir) from its last start on.
+// A kubectl exec stream from a busy node once ended early with exit code 0, two thirds into a
+// 100,000-step file, so the file's size is read first and a shorter copy is read again.
 func (r *release) podFacts(pod string) (harness.Facts, error) {
-	res := r.exec(pod, "cat", harness.PodEvents)
-	if res.Err != nil {
-		return harness.Facts{}, errors.New(res.String())
+	var res cluster.Result
+	for attempt := 1; attempt <= 3; attempt++ {
+		res = r.exec(pod, "sh", "-c", `wc -c < "$0" && cat "$0"`, harness.PodEvents)
+		if res.Err != nil {
+			return harness.Facts{}, errors.New(res.String())
+		}
+		size, body, _ := strings.Cut(res.Stdout, "\n")
+		if n, err := strconv.Atoi(strings.TrimSpace(size)); err == nil && len(body) >= n {
+			events, err := harness.ReadEvents([]byte(body))
+			return harness.ReadFacts(pod, harness.LastProcess(events)), err
+		}
 	}
-	events, err := harness.ReadEvents([]byte(res.Stdout))
-	return harness.ReadFacts(pod, harness.LastProcess(events)), err
+	return harness.Facts{}, fmt.Errorf("%s: kubectl exec read %s short three times: %d bytes, size line %q",
+		pod, harness.PodEvents, len(res.Stdout), strings.SplitN(res.Stdout, "\n", 2)[0])
 }
 
 // nodeFacts are the facts of the host's copy of the pod's events.jsonl.

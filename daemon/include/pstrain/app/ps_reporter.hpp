@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pstrain/observe/events.hpp"
+#include "pstrain/observe/history_recorder.hpp"
 #include "pstrain/observe/meters.hpp"
 #include "pstrain/observe/progress.hpp"
 #include "pstrain/observe/worker_roster.hpp"
@@ -14,26 +15,37 @@
 namespace pstrain::app {
 
 // A ps's reports onto its progress, meters, roster of workers, events and log lines (the
-// progress line and step event every `logEverySteps` global steps and at the last).
+// progress line and step event every `logEverySteps` global steps and at the last), and onto the
+// run's history when one is recorded.
 class PsReporter : public ps::ServerObserver {
  public:
   PsReporter(int index, int logEverySteps, observe::Progress& progress, observe::Meters& meters,
              observe::WorkerRoster& workers, observe::Events& events);
 
+  // Records the ps's operations into `history` too, from now on (before the ps is made).
+  void recordHistory(observe::HistoryRecorder& history) { history_ = &history; }
+
   void restored(std::uint64_t globalStep, const std::string& path, bool completed) override;
   void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) override;
   void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                         std::uint64_t globalStep) override;
-  void checkpointWritten(std::uint64_t globalStep, const std::string& path) override;
-  void serving(bool completed) override;
+  void cutFrozen(std::uint64_t generation, std::uint64_t globalStep) override;
+  void cutInstalled(std::uint64_t generation, int psCount, int index, std::uint64_t offset,
+                    std::uint64_t count, std::uint64_t globalStep) override;
+  void cutThawed(std::uint64_t generation, std::uint64_t globalStep) override;
+  void checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+                         const std::string& path) override;
+  void serving(const ps::CutPosition& cut, std::uint64_t globalStep, bool completed) override;
   void workerArrived(std::uint32_t worker, const std::string& address) override;
   void workerWaitsForChief(std::uint32_t worker) override;
   void workerJoined(std::uint32_t worker, const std::string& address,
                     std::uint64_t globalStep) override;
   void workerLeft(std::uint32_t worker) override;
-  void pulled(double seconds) override;
+  void pulled(std::uint64_t globalStep, double seconds) override;
   void pushed(std::uint32_t worker, std::uint64_t localStep, double seconds) override;
-  void pushApplied(std::uint64_t staleness) override;
+  void pushApplied(const AppliedPush& push) override;
+  void pushRefused(std::uint32_t worker, std::uint64_t incarnation, std::uint64_t pushNumber,
+                   std::uint64_t generation, std::uint64_t globalStep, Refusal why) override;
   void stepApplied(const Step& step) override;
   void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) override;
   void workerFinished(std::uint32_t worker, std::uint64_t localSteps) override;
@@ -41,12 +53,17 @@ class PsReporter : public ps::ServerObserver {
   void rejected(const std::string& address, const std::string& reason);
 
  private:
+  void record(const observe::HistoryRecord& record) {
+    if (history_) history_->record(record);
+  }
+
   const int index_;
   const int logEverySteps_;
   observe::Progress& progress_;
   observe::Meters& meters_;
   observe::WorkerRoster& workers_;
   observe::Events& events_;
+  observe::HistoryRecorder* history_ = nullptr;
   std::mutex mutex_;
   std::map<std::uint32_t, std::string> workerAddresses_;  // of each worker's latest connection
   // The staleness of the pushes applied since the last step event, for its mean.

@@ -1,10 +1,13 @@
 #pragma once
 
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "pstrain/config/config.hpp"
 #include "pstrain/net/endpoint.hpp"
 #include "pstrain/net/listener.hpp"
+#include "pstrain/observe/history_recorder.hpp"
 #include "pstrain/ps/client.hpp"
 #include "pstrain/ps/server.hpp"
 #include "pstrain/worker/trainer.hpp"
@@ -22,6 +25,13 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                                 std::vector<net::Endpoint> ps);
 
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
+
+// The recorder of `role` `index`'s history into `path`, where the settings record one
+// (recordHistory; else none). A worker's `incarnation` is its client's; a ps draws one (0).
+std::unique_ptr<observe::HistoryRecorder> historyRecorder(const config::Config& settings,
+                                                          Role role, int index,
+                                                          const std::string& path,
+                                                          std::uint64_t incarnation = 0);
 
 // How ps `server` listens for workers on `port` (0: any free one): a connection gets a thread
 // once its whole hello is in; its bytes are counted in `traffic`, and `rejected` is told of each

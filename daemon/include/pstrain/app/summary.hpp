@@ -36,7 +36,4 @@ Summary summaryFromJson(const std::string& text);
 void writeSummary(const Summary& summary, const std::string& path);
 std::string describe(const Summary& summary);
 
-// Pulls `--summary-json FILE` out of `args`; returns FILE or "".
-std::string takeSummaryFlag(std::vector<std::string>& args);
-
 }  // namespace pstrain::app

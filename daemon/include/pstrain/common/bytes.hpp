@@ -27,7 +27,9 @@ class ByteWriter {
     return *this;
   }
 
+  // `values` may be null for none (the shard of a ps out of the run).
   ByteWriter& putFloats(const float* values, size_t count) {
+    if (count == 0) return *this;
     auto at = out_.size();
     out_.resize(at + count * sizeof(float));
     std::memcpy(out_.data() + at, values, count * sizeof(float));
@@ -59,6 +61,7 @@ class ByteReader {
   }
 
   void getFloats(float* values, size_t count) {
+    if (count == 0) return;
     need(count * sizeof(float));
     std::memcpy(values, data_ + at_, count * sizeof(float));
     at_ += count * sizeof(float);

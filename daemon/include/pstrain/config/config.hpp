@@ -33,6 +33,7 @@ struct Config {
   std::string corsOrigin;             // empty: no CORS header
   std::string clusterDomain;
   std::vector<std::string> psHosts;
+  std::string psHostsFile;  // psHosts in a file that changes when the ps are re-cut
   double peerTimeoutSeconds = 300;
   double idleTimeoutSeconds = 120;
   double syncTimeoutSeconds = 30;
@@ -43,6 +44,7 @@ struct Config {
   bool logToStdout = true;
   std::string checkpointDir;  // empty: the log dir
   double checkpointEverySeconds = 30;
+  bool recordHistory = false;  // <logDir>/history.bin (observe::HistoryRecorder)
 
   std::int64_t trainSteps = 1000;
   int batchSize = 100;
@@ -56,6 +58,7 @@ struct Config {
   // As configured, kUnset if not: read it through concurrentWorkers() below.
   static constexpr int kUnset = -1;
   int concurrentWorkers = kUnset;
+  int pushesInFlight = 1;
   std::int64_t logEverySteps = 1;
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;

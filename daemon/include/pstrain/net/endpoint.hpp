@@ -10,6 +10,7 @@ struct Endpoint {
   int port = 0;
 
   std::string toString() const { return host + ":" + std::to_string(port); }
+  bool operator==(const Endpoint& other) const { return host == other.host && port == other.port; }
 };
 
 // "host:port" or "[v6]:port"; throws ConfigError otherwise.

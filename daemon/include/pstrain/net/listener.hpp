@@ -33,6 +33,7 @@ class Listener {
     Rejected rejected = nullptr;                       // told of each refused connection
   };
 
+  // Throws ListenError when the port cannot be listened on (another process holds it).
   Listener(Options options, Serve serve);
   // Stops accepting, ends every session (their sockets are shut down) and waits for them.
   ~Listener();

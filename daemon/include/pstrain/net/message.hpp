@@ -14,8 +14,10 @@ namespace pstrain::net {
 // then the payload: the type's fixed fields, then for some types an array of float32 values.
 constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
 // 4: params say whether ps 0 held them back; 5: a worker gives a ps that lost its shard its copy;
-// 6: params say the worker's part of the training set
-constexpr std::uint16_t kProtocolVersion = 6;
+// 6: params say the worker's part of the training set; 7: the ps are re-cut during a run
+// (welcome says the cut, a hello no longer the ps count); 8: a push says whose it is (the client's
+// incarnation and its push number) and its lag, a hello the step the worker knew
+constexpr std::uint16_t kProtocolVersion = 8;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -32,6 +34,11 @@ enum class MessageType : std::uint16_t {
   kChallenge = 10,   // ps -> worker: its nonce and its proof of the shared key
   kProof = 11,       // worker -> ps: its proof of the shared key
   kShardCopy = 12,   // worker -> ps: its copy of the shard, for a ps that lost it (float tail)
+  kCutFreeze = 13,   // worker 0 -> ps: apply no more pushes, a re-cut begins; answered with
+                     // kSliceState
+  kSliceState = 14,  // ps -> worker 0 (what it serves) and worker 0 -> ps (what it is to serve,
+                     // answered with kStatusReply): a slice with its optimizer state (float tail)
+  kRecut = 15,       // ps -> worker: the ps were re-cut; connect to those of the new cut
 };
 
 std::string messageName(MessageType type);
@@ -60,7 +67,9 @@ struct Hello {
   std::uint32_t index;
   std::uint64_t parameterCount;
   std::uint64_t runId;  // fingerprint of the training configuration; must match the ps's
-  std::uint32_t psCount;  // the ps the worker is configured for: told apart from other changes
+  // The global step this worker last had from this ps (0: none, it is new to the run): a ps
+  // back at step 0 learns that the run is under way and does not wait for worker 0.
+  std::uint64_t knownStep;
   Nonce nonce;
 };
 
@@ -79,13 +88,26 @@ struct Welcome {
   std::uint64_t globalStep;
   std::uint64_t trainSteps;
   std::uint32_t httpPort;  // where its /status answers; 0: none
+  // The cut the ps serves: generation 0 as configured, each re-cut the next. The ps of a run
+  // serve one generation, slices of one count that tile the parameters in ps order.
+  std::uint64_t generation;
+  std::uint32_t psCount;
 };
 
 struct Push {
   std::uint64_t localStep;
   float loss;
   std::uint32_t batch;  // examples behind weight gradients sent as factors (ps::PushEncoding)
+  // Answers of this ps that the worker had not read when it computed the gradient (its pushes
+  // in flight): the gradient is of the parameters the ps sent `lag` answers before its latest.
+  std::uint32_t lag;
+  // Which push it is, for the run's history: the sending ps::Client's random incarnation (a
+  // restarted worker has another) and its count of pushes, 1 on; every ps gets the same number.
+  std::uint64_t incarnation;
+  std::uint64_t pushNumber;
 };
+// The most pushes a worker keeps in flight to one ps (ps::ClientOptions::pushesInFlight).
+constexpr std::uint32_t kMaxPushesInFlight = 16;
 
 struct Params {
   std::uint64_t globalStep;
@@ -108,6 +130,32 @@ struct ShardCopy {
   std::uint64_t globalStep;
 };
 
+// Worker 0 re-cuts the ps: it freezes each with the generation the re-cut makes.
+struct CutFreeze {
+  std::uint64_t generation;
+};
+
+// A slice of the parameters with its optimizer state: what a frozen ps serves, and what worker 0
+// gives each ps of the new cut. The values are `count` parameters, then `moments` arrays of
+// `count` (ps::OptimizerState: Adam's first and second moments).
+struct SliceState {
+  std::uint64_t generation;
+  std::uint32_t psCount;
+  std::uint32_t index;  // of the ps in the cut
+  std::uint64_t offset;
+  std::uint64_t count;
+  std::uint64_t globalStep;
+  std::uint32_t moments;
+  double scalars[2];  // the optimizer's (Adam: beta1 and beta2 to the power of its steps)
+};
+constexpr std::uint32_t kMaxMoments = 2;
+
+// The answer to a request made of a cut that has been replaced.
+struct Recut {
+  std::uint64_t generation;
+  std::uint32_t psCount;
+};
+
 struct StatusReply {
   Role role;
   std::uint32_t index;
@@ -124,6 +172,9 @@ std::vector<std::uint8_t> encode(const Welcome& message);
 std::vector<std::uint8_t> encode(const Push& message);
 std::vector<std::uint8_t> encode(const Params& message);
 std::vector<std::uint8_t> encode(const ShardCopy& message);
+std::vector<std::uint8_t> encode(const CutFreeze& message);
+std::vector<std::uint8_t> encode(const SliceState& message);
+std::vector<std::uint8_t> encode(const Recut& message);
 std::vector<std::uint8_t> encode(const StatusReply& message);
 std::vector<std::uint8_t> encode(const Done& message);
 std::vector<std::uint8_t> encode(const Challenge& message);
@@ -132,9 +183,14 @@ std::vector<std::uint8_t> encode(const Proof& message);
 // Each decoder takes exactly the type's fixed fields and throws ProtocolError otherwise.
 Hello decodeHello(const std::vector<std::uint8_t>& fields);
 Welcome decodeWelcome(const std::vector<std::uint8_t>& fields);
+// Also checks that the lag is below kMaxPushesInFlight.
 Push decodePush(const std::vector<std::uint8_t>& fields);
 Params decodeParams(const std::vector<std::uint8_t>& fields);
 ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& fields);
+CutFreeze decodeCutFreeze(const std::vector<std::uint8_t>& fields);
+// Also checks that the slice lies within `parameterCount` and has at most kMaxMoments.
+SliceState decodeSliceState(const std::vector<std::uint8_t>& fields, std::uint64_t parameterCount);
+Recut decodeRecut(const std::vector<std::uint8_t>& fields);
 StatusReply decodeStatusReply(const std::vector<std::uint8_t>& fields);
 Done decodeDone(const std::vector<std::uint8_t>& fields);
 Challenge decodeChallenge(const std::vector<std::uint8_t>& fields);

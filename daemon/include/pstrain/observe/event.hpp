@@ -106,6 +106,19 @@ Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path);
 Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed);
 // A ps without a checkpoint took its shard from `worker`'s copy at `globalStep`.
 Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker);
+// A re-cut of the ps: ps `ps` applies no more pushes at `globalStep` for the re-cut to
+// `generation`; it serves parameters [offset, offset + count) as ps `index` of `psCount` from
+// `globalStep` (count 0: it is out of the run); a re-cut that did not install its cut left it
+// serving the cut it had.
+Event cutFrozen(int ps, std::uint64_t generation, std::uint64_t globalStep);
+Event cutServed(int ps, std::uint64_t generation, int psCount, int index, std::uint64_t offset,
+                std::uint64_t count, std::uint64_t globalStep);
+Event cutThawed(int ps, std::uint64_t generation, std::uint64_t globalStep);
+// Worker 0 re-cut the parameters from `fromPs` to `toPs` ps (generation `generation`) at
+// `globalStep`; `movedState` parameters took their optimizer state along, `lostState` started it
+// again (their ps could not be reached: `unreached`, "" if none).
+Event recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
+            std::uint64_t movedState, std::uint64_t lostState, const std::string& unreached);
 // A worker found its run `runId` completed before it started: it does not train again.
 Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep);
 // Training ended at `globalStep` after `elapsedSeconds`: a ps at its last step, a worker after

@@ -3,32 +3,41 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
+#include "pstrain/ps/checkpoint.hpp"
+#include "pstrain/ps/cut_position.hpp"
 #include "pstrain/ps/server_observer.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
 
-// A ps's checkpoints of its shard: restores one of the same run when it is made, writes one
-// every `everySeconds` on a thread of its own, and whenever write() is called (the last step,
-// SIGTERM). A checkpoint is the shard, its optimizer state and the global step.
+// A ps's checkpoints of the shard of one cut: writes one every `everySeconds` on a thread of its
+// own, and whenever write() is called (the last step, SIGTERM, a re-cut). A checkpoint is the
+// cut, the shard, its optimizer state and the global step.
 class Checkpointer {
  public:
   struct Options {
-    int index = 0;               // of the ps, for its log lines
     std::string path;            // "" for none
     double everySeconds = 0;     // 0: no periodic checkpoints
-    std::uint64_t runId = 0;     // a checkpoint of another run is not restored
-    size_t offset = 0;           // of the shard: one of another shard is refused
+    std::uint64_t runId = 0;
+    CutPosition cut;             // of the shard
   };
 
-  // Restores the checkpoint at `options.path` into `shard` if it holds this run; throws IoError
-  // when it cannot be restored.
+  // The checkpoint at `path` if it holds run `runId` (one of another run is logged and left);
+  // throws IoError when it cannot be read. `index`: of the ps, for its log line.
+  static std::optional<Checkpoint> read(const std::string& path, std::uint64_t runId, int index);
+
   Checkpointer(Options options, Shard& shard, ServerObserver& observer);
   // Stops the periodic checkpoints.
   ~Checkpointer();
+
+  // Restores `checkpoint` (read()) into the shard; throws IoError when it does not fit it.
+  void restore(const Checkpoint& checkpoint);
+  // Writes no more periodic checkpoints.
+  void stop();
 
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
@@ -38,7 +47,6 @@ class Checkpointer {
   void write();
 
  private:
-  void restore();
   void writePeriodically();
 
   const Options options_;

@@ -20,9 +20,23 @@ class ClientObserver {
   // A channel to `ps` made again, whose parameters are at `globalStep`.
   virtual void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                            std::uint64_t globalStep) = 0;
+  // Worker 0 re-cut the parameters from `fromPs` to `toPs` ps (generation `generation`) at
+  // `globalStep`: `movedState` parameters took their optimizer state along, `lostState` start it
+  // again (their ps, `unreached`, could not be reached).
+  virtual void recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
+                     std::uint64_t movedState, std::uint64_t lostState,
+                     const std::string& unreached) = 0;
   // `ps` cannot be reached yet (its DNS name does not resolve, it does not answer): attempt
   // `attempt` failed with `reason`; the client tries again until the peer timeout.
   virtual void waiting(const net::Endpoint& ps, int attempt, const std::string& reason) = 0;
+  // Push `pushNumber` (of the worker's step `localStep`) went to every ps of cut `generation`;
+  // its gradient was computed on parameters at `basedOn`, the lowest global step the ps said.
+  virtual void pushSent(std::uint64_t generation, std::uint64_t pushNumber,
+                        std::uint64_t localStep, std::uint64_t basedOn) = 0;
+  // The ps at `psIndex` of cut `generation` answered push `pushNumber` (0: a pull): `applied`,
+  // its parameters at `globalStep`.
+  virtual void answered(int psIndex, std::uint64_t generation, std::uint64_t pushNumber,
+                        bool applied, std::uint64_t globalStep) = 0;
 };
 
 }  // namespace pstrain::ps

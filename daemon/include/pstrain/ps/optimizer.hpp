@@ -11,6 +11,14 @@
 
 namespace pstrain::ps {
 
+// An optimizer's state laid out per parameter, so that it can be cut by range and joined again:
+// a re-cut of the ps moves it with the parameters (Adam: its first and second moments, and
+// beta1 and beta2 to the power of its steps).
+struct OptimizerState {
+  std::vector<std::vector<float>> moments;  // each one float per parameter
+  double scalars[2] = {1.0, 1.0};
+};
+
 // Updates a block of parameters from gradients, one optimizer step per gradient. Holds its own
 // state (Adam's moments) for exactly `size` parameters.
 //
@@ -46,6 +54,11 @@ class Optimizer {
   virtual void save(ByteWriter& out) const = 0;
   virtual void restore(ByteReader& in) = 0;
 
+  // The same, per parameter; setState() takes one of this optimizer's kind and size, or one with
+  // no moments (the state starts again), else throws DecodeError.
+  virtual OptimizerState state() const = 0;
+  virtual void setState(const OptimizerState& state) = 0;
+
   static constexpr size_t kMaxSteps = 64;
 };
 
@@ -61,6 +74,8 @@ class Sgd : public Optimizer {
                   size_t end) override;
   void save(ByteWriter&) const override {}
   void restore(ByteReader&) override {}
+  OptimizerState state() const override { return {}; }
+  void setState(const OptimizerState& state) override;
 
  private:
   float learningRate_;
@@ -78,6 +93,8 @@ class Adam : public Optimizer {
                   size_t end) override;
   void save(ByteWriter& out) const override;
   void restore(ByteReader& in) override;
+  OptimizerState state() const override;
+  void setState(const OptimizerState& state) override;
 
  private:
   float learningRate_;

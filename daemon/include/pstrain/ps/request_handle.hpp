@@ -13,6 +13,9 @@ struct PushRequest {
   float loss;               // of the batch behind the gradient
   const float* gradient;    // the shard's count of floats
   std::uint64_t basedOn;    // the global step of the parameters it was computed on
+  std::uint64_t incarnation;  // of the worker's client, and its number for the push: whose
+  std::uint64_t pushNumber;   // push it is (net::Push)
+  std::uint32_t lag;          // the worker's answers in flight when it computed it (net::Push)
 };
 
 // What a ps does with its workers' requests, as ps-lite's request handle: the serving loop
@@ -28,7 +31,8 @@ class RequestHandle {
 
   virtual ~RequestHandle() = default;
 
-  virtual Answer pull() = 0;
+  // `worker` asks for the parameters (it connected, or reconnected).
+  virtual Answer pull(std::uint32_t worker) = 0;
   virtual Answer push(const PushRequest& request) = 0;
   // `worker`'s copy of the shard at `globalStep`, offered to a ps that came back without its
   // checkpoint; answered with nothing.

@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <string>
 
+#include "pstrain/ps/cut_position.hpp"
+
 namespace pstrain::ps {
 
 // What a ps reports as it serves: the narrow view of metrics, events and log lines that the ps
@@ -21,8 +23,33 @@ class ServerObserver {
     bool done;                 // the last step of the run
   };
 
+  // A push whose gradient went into a global step: whose it was (the worker, its client's
+  // incarnation and push number) and where it went.
+  struct AppliedPush {
+    std::uint32_t worker;
+    std::uint64_t incarnation;
+    std::uint64_t pushNumber;
+    std::uint64_t generation;  // of the cut that applied it
+    std::uint64_t globalStep;  // the step its gradient went into
+    // The steps applied between the parameters its gradient was computed on and its own.
+    std::uint64_t staleness;
+    bool closedStep;  // it completed its step (async: every push; sync: the last to arrive)
+    // The worker's answers in flight when it computed the gradient (net::Push): in sync mode,
+    // where each answer is one step, the most its staleness can be.
+    std::uint32_t lag;
+  };
+
+  // Why a push went into no step.
+  enum class Refusal : std::uint8_t {
+    kDone = 1,  // the run had reached its last step
+    kStopped,   // the ps is stopping
+    kFrozen,    // a re-cut froze the cut
+    kRecut,     // it came to a cut that a re-cut had replaced
+  };
+
   virtual ~ServerObserver() = default;
 
+  // The shard came from the checkpoint at `path` (of the cut the ps serves next: serving()).
   virtual void restored(std::uint64_t globalStep, const std::string& path, bool completed) = 0;
   // The shard was taken from `worker`'s copy at `globalStep` (no checkpoint was restored);
   // `completed`: it was at the last step.
@@ -30,9 +57,16 @@ class ServerObserver {
   // `worker`'s copy at `copyStep` came after the shard had moved on (to `globalStep`).
   virtual void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                                 std::uint64_t globalStep) = 0;
-  virtual void checkpointWritten(std::uint64_t globalStep, const std::string& path) = 0;
-  // The ps serves; `completed`: the run it restored had completed already.
-  virtual void serving(bool completed) = 0;
+  // A re-cut froze the shard at `globalStep` for `generation`; the ps serves a new cut
+  // (count 0: it is out of the run); a re-cut that did not install a cut gave the frozen one back.
+  virtual void cutFrozen(std::uint64_t generation, std::uint64_t globalStep) = 0;
+  virtual void cutInstalled(std::uint64_t generation, int psCount, int index, std::uint64_t offset,
+                            std::uint64_t count, std::uint64_t globalStep) = 0;
+  virtual void cutThawed(std::uint64_t generation, std::uint64_t globalStep) = 0;
+  virtual void checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+                                 const std::string& path) = 0;
+  // The ps serves `cut` from `globalStep`; `completed`: the run it restored had completed already.
+  virtual void serving(const CutPosition& cut, std::uint64_t globalStep, bool completed) = 0;
   // Worker `worker` said hello from `address` (its latest connection).
   virtual void workerArrived(std::uint32_t worker, const std::string& address) = 0;
   virtual void workerWaitsForChief(std::uint32_t worker) = 0;
@@ -40,11 +74,15 @@ class ServerObserver {
   virtual void workerJoined(std::uint32_t worker, const std::string& address,
                             std::uint64_t globalStep) = 0;
   virtual void workerLeft(std::uint32_t worker) = 0;
-  virtual void pulled(double seconds) = 0;
+  // A pull answered with the parameters at `globalStep`, held by the ps for `seconds`.
+  virtual void pulled(std::uint64_t globalStep, double seconds) = 0;
   // A push of `worker`'s step `localStep`, held by the ps for `seconds`.
   virtual void pushed(std::uint32_t worker, std::uint64_t localStep, double seconds) = 0;
-  // A push went into a global step; its gradient was computed `staleness` steps before it.
-  virtual void pushApplied(std::uint64_t staleness) = 0;
+  virtual void pushApplied(const AppliedPush& push) = 0;
+  // `worker`'s push went into no step of cut `generation`, at `globalStep`.
+  virtual void pushRefused(std::uint32_t worker, std::uint64_t incarnation,
+                           std::uint64_t pushNumber, std::uint64_t generation,
+                           std::uint64_t globalStep, Refusal why) = 0;
   virtual void stepApplied(const Step& step) = 0;
   // The last global step was applied `elapsedSeconds` after the chief arrived.
   virtual void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) = 0;

@@ -62,6 +62,9 @@ class Shard {
     // Of an applied push: the steps applied between the parameters its gradient was computed on
     // (`basedOn`) and its own.
     std::uint64_t staleness = 0;
+    // Of an applied push: the global step its gradient went into (sync: the step it waited for,
+    // which `globalStep` may have passed by the time it is answered).
+    std::uint64_t appliedStep = 0;
   };
 
   struct Options {
@@ -88,6 +91,10 @@ class Shard {
   // Answers with the parameters as the last finished update left them: it does not wait for one
   // under way.
   StepResult read();
+  // read() for `worker`. In sync mode, once the step its gradient waits in (it reconnected while
+  // its push waited at the barrier) is taken: the gradient it computes next is then of that
+  // step's parameters, as every sync gradient is, not one step stale.
+  StepResult read(std::uint32_t worker);
 
   StepResult state() const;
 
@@ -111,6 +118,18 @@ class Shard {
   Snapshot serialize() const;
   void restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& bytes);
 
+  // The parameters, optimizer state and global step as the last finished update left them: what
+  // a re-cut moves to the ps of the new cut.
+  struct Slice {
+    std::uint64_t globalStep;
+    std::vector<float> params;
+    OptimizerState optimizer;
+  };
+  Slice slice() const;
+  // Of a shard made for a re-cut, before it serves: its parameters (those it was made with) are
+  // at `globalStep`, and its optimizer goes on from `state` (else DecodeError).
+  void resume(std::uint64_t globalStep, const OptimizerState& state);
+
   // Takes size() `values` as the parameters at `globalStep`, provided no gradient has gone into
   // this shard yet: a ps that lost its checkpoint, given a worker's copy. The optimizer state
   // stays as it starts (Adam's moments zero). Returns false, changing nothing, once a gradient
@@ -129,6 +148,9 @@ class Shard {
   void applyBlocks(Batch& batch, Request* self);
   void finishBatch(Batch& batch, Request* self);
   void completeSyncStep();
+  // No gradient is applied any more: closed, or at trainSteps (the caller holds the mutex).
+  bool overLocked() const;
+  StepResult readLocked() const;
   StepResult resultLocked(bool applied, bool advanced, int averaged) const;
   // Makes `params` the parameters at `globalStep` (the caller holds the mutex, no batch in
   // flight). Answers already sent may still carry the old buffer: the new values come in their own.

@@ -23,6 +23,7 @@ class UpdateRule : public RequestHandle {
  public:
   struct Options {
     int index = 0;  // of the ps, for its log lines
+    std::uint64_t generation = 0;  // of the cut it serves, for its reports
     Shard::Options shard;
   };
 
@@ -35,14 +36,17 @@ class UpdateRule : public RequestHandle {
   // Starts the training clock, once: when the chief arrives, or at once for a run restored
   // under way.
   void startClock();
+  // Of a rule that takes over from `earlier` (a re-cut): the same clock.
+  void continueClock(const UpdateRule& earlier);
 
-  Answer pull() override;
+  Answer pull(std::uint32_t worker) override;
   Answer push(const PushRequest& request) override;
   // Adopted if the shard has taken no gradient yet (Shard::adopt), else ignored.
   void adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) override;
 
-  // Applies no push from now on and releases those waiting at the sync barrier.
-  void stop() { shard_.close(); }
+  // Applies no push from now on and releases those waiting at the sync barrier; `why` is what
+  // the pushes refused from now on are told.
+  void stop(ServerObserver::Refusal why);
 
  private:
   void advanced(const Shard::StepResult& result, std::uint64_t localStep, float loss,
@@ -56,6 +60,7 @@ class UpdateRule : public RequestHandle {
   std::chrono::steady_clock::time_point startTime_;
   std::atomic<int> pushesReporting_{0};  // pushes between the shard and their last report
   std::atomic<bool> endToReport_{false};  // the last step is applied; end_ is set
+  std::atomic<ServerObserver::Refusal> stoppedFor_{ServerObserver::Refusal::kStopped};
   struct {
     std::uint64_t step = 0;
     double seconds = 0;  // since the clock started

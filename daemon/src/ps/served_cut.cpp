@@ -1,0 +1,34 @@
+#include "pstrain/ps/served_cut.hpp"
+
+namespace pstrain::ps {
+
+ServedCut::ServedCut(CutPosition position, const UpdateRule::Options& rule,
+                     std::vector<float> params, std::unique_ptr<Optimizer> optimizer,
+                     const Checkpointer::Options& checkpoints, ServerObserver& observer,
+                     std::function<void()> completed)
+    : position_(position),
+      rule_(rule, std::move(params), std::move(optimizer), observer, std::move(completed)),
+      checkpointer_(checkpoints, rule_.shard(), observer),
+      gradients_(BufferPool::create(position.range.count)) {}
+
+void ServedCut::freeze() {
+  frozen_ = true;
+  rule_.stop(ServerObserver::Refusal::kFrozen);
+  checkpointer_.write();
+  checkpointer_.stop();
+}
+
+void ServedCut::supersede() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    superseded_ = true;
+  }
+  replaced_.notify_all();
+}
+
+void ServedCut::awaitSuperseded(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  replaced_.wait_for(lock, timeout, [this] { return bool(superseded_); });
+}
+
+}  // namespace pstrain::ps

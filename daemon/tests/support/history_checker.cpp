@@ -1,0 +1,312 @@
+#include "support/history_checker.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::testing {
+namespace {
+
+using observe::HistoryKind;
+using observe::HistoryRecord;
+using observe::HistorySegment;
+
+bool yes(const HistoryRecord& record) { return record.flags & observe::kHistoryYes; }
+
+// One cut as one life of a ps served it.
+struct ServedCut {
+  std::optional<std::uint64_t> base;  // the step it started from
+  int index = 0;
+  std::uint64_t psCount = 0;
+  bool outOfRun = false;
+  std::vector<const HistoryRecord*> applied;
+};
+
+// One life of a ps: its segment, and what it did to each generation of the cut.
+struct PsLife {
+  const HistorySegment* segment;
+  std::map<std::uint64_t, ServedCut> cuts;  // by generation
+  std::optional<std::uint64_t> servedGeneration;  // the cut it started with
+  std::optional<std::uint64_t> servedStep;
+  std::optional<std::uint64_t> restoredStep;
+  // The checkpoints it wrote, in order: generation and step.
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> checkpoints;
+  std::uint64_t reached = 0;  // the highest step it recorded
+  // A later life of the same ps followed (a kill, a stop): a push a thread of this one had
+  // applied may have gone unrecorded, at most one for each worker that pushed to it.
+  bool cutShort = false;
+  std::uint64_t unrecorded = 0;
+
+  std::string name() const {
+    return fmt::format("ps {} (incarnation {:016x})", segment->header.index,
+                       segment->header.incarnation);
+  }
+};
+
+PsLife readLife(const HistorySegment& segment) {
+  PsLife life{&segment, {}, {}, {}, {}, {}};
+  std::optional<std::uint64_t> recovered;
+  for (const auto& r : segment.records) {
+    switch (r.kind) {
+      case HistoryKind::kServing: {
+        auto& cut = life.cuts[r.generation];
+        cut.base = r.globalStep;
+        cut.index = int(r.peer);
+        cut.psCount = r.value;
+        cut.outOfRun = r.flags & observe::kHistoryOutOfRun;
+        life.servedGeneration = r.generation;
+        life.servedStep = r.globalStep;
+        break;
+      }
+      case HistoryKind::kCutInstalled: {
+        auto& cut = life.cuts[r.generation];
+        cut.base = r.globalStep;
+        cut.index = int(r.peer);
+        cut.psCount = r.value;
+        cut.outOfRun = r.flags & observe::kHistoryOutOfRun;
+        break;
+      }
+      case HistoryKind::kPushApplied: life.cuts[r.generation].applied.push_back(&r); break;
+      case HistoryKind::kRestored: life.restoredStep = r.globalStep; break;
+      case HistoryKind::kShardRecovered: recovered = r.globalStep; break;
+      case HistoryKind::kCheckpointWritten:
+        life.checkpoints.emplace_back(r.generation, r.globalStep);
+        break;
+      default: break;
+    }
+  }
+  // A copy is adopted before any gradient: the cut the ps started with goes on from it.
+  if (recovered && life.servedGeneration) life.cuts[*life.servedGeneration].base = recovered;
+  std::set<std::uint32_t> pushers;
+  for (const auto& r : segment.records) {
+    if (r.kind == HistoryKind::kPushApplied) pushers.insert(r.peer);
+    life.reached = std::max(life.reached, r.globalStep);
+  }
+  life.unrecorded = pushers.size();
+  return life;
+}
+
+// Where the cut ends: its last step applied, or where it started.
+std::uint64_t endOf(const ServedCut& cut) {
+  std::uint64_t end = cut.base.value_or(0);
+  for (const auto* push : cut.applied) end = std::max(end, push->globalStep);
+  return end;
+}
+
+void checkSteps(const PsLife& life, bool sync, std::vector<std::string>& violations) {
+  for (const auto& [generation, cut] : life.cuts) {
+    if (cut.applied.empty()) continue;
+    const auto where = fmt::format("{} generation {}", life.name(), generation);
+    if (!cut.base) {
+      violations.push_back(fmt::format(
+          "step-sequence: {} applied pushes to a cut it never served", where));
+      continue;
+    }
+    std::map<std::uint64_t, std::vector<const HistoryRecord*>> steps;
+    for (const auto* push : cut.applied) steps[push->globalStep].push_back(push);
+    // The last steps of a life cut short may lack the records its kill lost.
+    const auto last = steps.rbegin()->first;
+    const auto unsure = life.cutShort ? last - std::min(last, life.unrecorded) : last;
+    std::uint64_t expected = *cut.base + 1;
+    for (const auto& [step, pushes] : steps) {
+      if (step != expected && (step < expected || step <= unsure)) {
+        violations.push_back(fmt::format(
+            "step-sequence: {} went from step {} to step {}", where, expected - 1, step));
+      }
+      expected = step + 1;
+      const auto closers = std::count_if(pushes.begin(), pushes.end(),
+                                         [](const HistoryRecord* push) { return yes(*push); });
+      if (!sync && pushes.size() > 1) {
+        violations.push_back(fmt::format("step-sequence: {} took step {} {} times", where, step,
+                                         pushes.size()));
+      } else if (closers > 1 || (closers == 0 && step <= unsure)) {
+        // (A sync step at the end of a life cut short may have lost its closer's record: the
+        // kill came after a push waiting with it had recorded its own.)
+        violations.push_back(fmt::format("step-sequence: {} closed step {} {} times", where,
+                                         step, closers));
+      }
+      if (!sync) continue;
+      std::set<std::uint32_t> counted;
+      for (const auto* push : pushes) {
+        // A push computed while `lag` answers were in flight (pushesInFlight) is that many
+        // steps old at most.
+        const auto lag = std::uint64_t(push->flags >> observe::kHistoryLagShift);
+        if (push->value > lag) {
+          violations.push_back(fmt::format(
+              "sync-staleness: {} step {}: worker {}'s push {} has staleness {} (lag {})", where,
+              step, push->peer, push->pushNumber, push->value, lag));
+        }
+        if (!counted.insert(push->peer).second) {
+          violations.push_back(fmt::format("sync-worker-once: {} step {} counts worker {} twice",
+                                           where, step, push->peer));
+        }
+      }
+    }
+  }
+}
+
+void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::string>& violations) {
+  const auto& first = run.front()->header;
+  const bool sync = first.sync;
+  const std::uint64_t trainSteps = first.trainSteps;
+  std::vector<PsLife> lives;
+  for (const auto* segment : run) {
+    if (segment->header.role == Role::kPs) lives.push_back(readLife(*segment));
+  }
+  if (lives.empty()) {
+    violations.push_back(fmt::format("final-step: run {:016x} has no ps history", first.runId));
+    return;
+  }
+  std::stable_sort(lives.begin(), lives.end(), [](const PsLife& a, const PsLife& b) {
+    return a.segment->header.startedAt < b.segment->header.startedAt;
+  });
+  for (size_t i = 0; i < lives.size(); ++i) {
+    for (size_t later = i + 1; later < lives.size(); ++later) {
+      const auto& ps = lives[later].segment->header.index;
+      if (ps == lives[i].segment->header.index) lives[i].cutShort = true;
+    }
+  }
+
+  // (ps, incarnation, push number) applied; (generation, index in the cut, incarnation, push
+  // number) applied, for the workers' answers.
+  std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint64_t> appliedBy;
+  std::set<std::tuple<std::uint64_t, int, std::uint64_t, std::uint64_t>> appliedAt;
+  std::uint64_t lastGeneration = 0;
+  for (const auto& life : lives) {
+    checkSteps(life, sync, violations);
+    const auto ps = life.segment->header.index;
+    for (const auto& [generation, cut] : life.cuts) {
+      if (cut.base) lastGeneration = std::max(lastGeneration, generation);
+      for (const auto* push : cut.applied) {
+        auto [at, fresh] =
+            appliedBy.emplace(std::make_tuple(ps, push->incarnation, push->pushNumber),
+                              push->globalStep);
+        if (!fresh) {
+          violations.push_back(fmt::format(
+              "push-once: {} applied push {} of worker {} (incarnation {:016x}) in step {} and "
+              "again in step {}",
+              life.name(), push->pushNumber, push->peer, push->incarnation, at->second,
+              push->globalStep));
+        }
+        appliedAt.emplace(generation, cut.index, push->incarnation, push->pushNumber);
+        if (push->globalStep > trainSteps) {
+          violations.push_back(fmt::format("final-step: {} took step {} of a run of {}",
+                                           life.name(), push->globalStep, trainSteps));
+        }
+      }
+    }
+  }
+
+  // A restart restores the checkpoint the ps wrote last in its lives before: no older one, and
+  // none beyond the steps it reached. (A kill between a checkpoint's file and its record leaves
+  // a newer checkpoint than the last recorded.)
+  std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lastCheckpoint;  // by ps
+  std::map<std::uint32_t, std::uint64_t> reached;  // by ps: the most its lives may have reached
+  for (const auto& life : lives) {
+    const auto ps = life.segment->header.index;
+    const auto written = lastCheckpoint.find(ps);
+    if (life.restoredStep) {
+      const auto step = *life.restoredStep;
+      if (written != lastCheckpoint.end() && life.servedGeneration.value_or(UINT64_MAX) ==
+                                                 written->second.first &&
+          step < written->second.second) {
+        violations.push_back(fmt::format(
+            "restore: {} restored step {} of generation {}, older than its last checkpoint, "
+            "step {}",
+            life.name(), step, written->second.first, written->second.second));
+      }
+      if (step > reached[ps]) {
+        violations.push_back(fmt::format(
+            "restore: {} restored step {}, beyond the steps it had reached ({})", life.name(),
+            step, reached[ps]));
+      }
+    } else if (life.servedStep.value_or(0) != 0) {
+      violations.push_back(fmt::format("restore: {} started at step {} without a checkpoint",
+                                       life.name(), *life.servedStep));
+    }
+    if (!life.checkpoints.empty()) lastCheckpoint[ps] = life.checkpoints.back();
+    reached[ps] = std::max(reached[ps], life.reached + life.unrecorded);
+  }
+
+  // Every ps of the last cut ends at trainSteps: the latest life that served each of its slices.
+  std::map<int, const PsLife*> finalSlices;
+  std::uint64_t finalCount = 0;
+  for (const auto& life : lives) {
+    const auto cut = life.cuts.find(lastGeneration);
+    if (cut == life.cuts.end() || !cut->second.base || cut->second.outOfRun) continue;
+    finalSlices[cut->second.index] = &life;
+    finalCount = cut->second.psCount;
+  }
+  for (int index = 0; index < int(finalCount); ++index) {
+    const auto served = finalSlices.find(index);
+    if (served == finalSlices.end()) {
+      violations.push_back(fmt::format(
+          "final-step: no ps served slice {} of the last cut (generation {})", index,
+          lastGeneration));
+      continue;
+    }
+    const auto end = endOf(served->second->cuts.at(lastGeneration));
+    if (end != trainSteps) {
+      violations.push_back(fmt::format(
+          "final-step: {} ended the last cut (generation {}, slice {}) at step {}, not {}",
+          served->second->name(), lastGeneration, index, end, trainSteps));
+    }
+  }
+
+  for (const auto* segment : run) {
+    if (segment->header.role != Role::kWorker) continue;
+    for (const auto& r : segment->records) {
+      if (r.kind != HistoryKind::kAnswered || !yes(r) || r.pushNumber == 0) continue;
+      const auto incarnation = segment->header.incarnation;
+      if (!appliedAt.count({r.generation, int(r.peer), incarnation, r.pushNumber})) {
+        violations.push_back(fmt::format(
+            "answered-applied: worker {} (incarnation {:016x}) was told push {} was applied by "
+            "ps {} of generation {}, which did not record it",
+            segment->header.index, incarnation, r.pushNumber, r.peer, r.generation));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> checkHistories(const std::vector<HistorySegment>& segments) {
+  std::map<std::uint64_t, std::vector<const HistorySegment*>> runs;
+  for (const auto& segment : segments) runs[segment.header.runId].push_back(&segment);
+  std::vector<std::string> violations;
+  for (const auto& [runId, run] : runs) checkRun(run, violations);
+  return violations;
+}
+
+std::vector<HistorySegment> readHistories(const std::vector<std::string>& dirs) {
+  std::vector<std::string> files;
+  for (const auto& dir : dirs) {
+    std::error_code failed;
+    std::filesystem::recursive_directory_iterator it(dir, failed);
+    if (failed) throw IoError("cannot read " + dir + ": " + failed.message());
+    for (const auto& entry : it) {
+      if (!entry.is_regular_file()) continue;
+      std::ifstream file(entry.path(), std::ios::binary);
+      std::uint32_t magic = 0;
+      file.read(reinterpret_cast<char*>(&magic), sizeof(magic));
+      if (file && magic == observe::kHistoryMagic) files.push_back(entry.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<HistorySegment> segments;
+  for (const auto& path : files) {
+    auto read = observe::readHistory(path);
+    segments.insert(segments.end(), read.begin(), read.end());
+  }
+  return segments;
+}
+
+}  // namespace pstrain::testing
