@@ -242,11 +242,13 @@ func (r *release) exec(pod string, command ...string) cluster.Result {
 var statusLine = regexp.MustCompile(`: (waiting|training|completed): global step (\d+)/(\d+)`)
 
 // progress is the pod's state and global step, from `pstrain status` in the pod as the chart's
-// NOTES show it.
+// NOTES show it; state is "" where the pod did not answer this time.
 func (r *release) progress(pod string) (state string, step int, said string, err error) {
 	res := r.exec(pod, "pstrain", "status", fmt.Sprintf("localhost:%d", httpPort))
-	if res.Err != nil {
-		return "", 0, res.String(), nil // e.g. the pod is being replaced
+	if res.Err != nil || strings.TrimSpace(res.Stdout) == "" {
+		// The pod is being replaced, or its exec's output came back empty with exit code 0,
+		// as it does on a busy node (a run of the scale scenario failed on that).
+		return "", 0, res.String(), nil
 	}
 	m := statusLine.FindStringSubmatch(res.Stdout)
 	if m == nil {
