@@ -19,7 +19,7 @@ func TestRestrictedNamespaceChartDefaults(t *testing.T) {
 	}
 	r.waitReady(r.podNames()...)
 	r.waitCompleted()
-	if tail := r.tailShowing("mnist-ps-0", fmt.Sprintf("PS 0: global step %d done", r.trainSteps)); tail.Err != nil ||
+	if tail := r.execShowing("mnist-ps-0", fmt.Sprintf("PS 0: global step %d done", r.trainSteps), "tail", podLog); tail.Err != nil ||
 		!strings.Contains(tail.Stdout, fmt.Sprintf("PS 0: global step %d done", r.trainSteps)) {
 		t.Errorf("kubectl exec mnist-ps-0 -- tail %s:\n%s", podLog, tail)
 	}

@@ -45,7 +45,7 @@ func TestPodSecurityBaseline(t *testing.T) {
 	}
 	r.waitReady(allPods...)
 	r.waitCompleted()
-	if tail := r.tailShowing("mnist-ps-1", "PS 1: global step 200 done"); tail.Err != nil || !strings.Contains(tail.Stdout, "PS 1: global step 200 done") {
+	if tail := r.execShowing("mnist-ps-1", "PS 1: global step 200 done", "tail", podLog); tail.Err != nil || !strings.Contains(tail.Stdout, "PS 1: global step 200 done") {
 		t.Errorf("kubectl exec mnist-ps-1 -- tail %s:\n%s", podLog, tail)
 	}
 	assertNotRestarted(t, r)

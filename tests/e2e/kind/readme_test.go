@@ -53,7 +53,7 @@ func TestReadme(t *testing.T) {
 	assertPodSpecs(t, r, pods)
 	r.waitCompleted()
 
-	tail := r.tailShowing("mnist-ps-1", fmt.Sprintf("PS 1: global step %d done", r.trainSteps))
+	tail := r.execShowing("mnist-ps-1", fmt.Sprintf("PS 1: global step %d done", r.trainSteps), "tail", podLog)
 	if tail.Err != nil || !strings.Contains(tail.Stdout, fmt.Sprintf("PS 1: global step %d done", r.trainSteps)) ||
 		regexp.MustCompile(`(PS 0|Worker \d+):`).MatchString(tail.Stdout) {
 		t.Errorf("kubectl exec mnist-ps-1 -- tail %s does not show ps 1's global steps up to %d:\n%s",
@@ -131,7 +131,7 @@ func assertPodSpecs(t *testing.T, r *release, pods map[string]corev1.Pod) {
 		if want := "cpu=200m memory=125Mi user=10001 readOnlyRoot=true drop=[ALL] hostname=" + name; got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
-		if res := r.exec(name, "cat", "/proc/sys/kernel/hostname"); strings.TrimSpace(res.Stdout) != name {
+		if res := r.execShowing(name, name, "cat", "/proc/sys/kernel/hostname"); strings.TrimSpace(res.Stdout) != name {
 			t.Errorf("%s's hostname in the pod:\n%s", name, res)
 		}
 		if f, err := r.podFacts(name); err != nil || f.BlasThreads != 1 {

@@ -341,16 +341,16 @@ func (r *release) tails(pods ...string) string {
 	return b.String()
 }
 
-// tailShowing is `kubectl exec POD -- tail deploy.log`, run again for up to a minute until its
-// output shows want: on a busy node an exec's output can come back empty (exit code 0), as it did
-// for ps 1 of the Pod Security scenario's completed run.
-func (r *release) tailShowing(pod, want string) cluster.Result {
-	var tail cluster.Result
-	_ = cluster.Until(time.Minute, pod+"'s deploy.log showing "+want, func() (bool, string, error) {
-		tail = r.exec(pod, "tail", podLog)
-		return tail.Err == nil && strings.Contains(tail.Stdout, want), tail.String(), nil
+// execShowing is `kubectl exec POD -- COMMAND...`, run again for up to a minute until its output
+// shows want: on a busy node an exec's output can come back empty (exit code 0), as it did for
+// `tail deploy.log` on ps 1 of the Pod Security scenario's completed run.
+func (r *release) execShowing(pod, want string, command ...string) cluster.Result {
+	var res cluster.Result
+	_ = cluster.Until(time.Minute, pod+" showing "+want, func() (bool, string, error) {
+		res = r.exec(pod, command...)
+		return res.Err == nil && strings.Contains(res.Stdout, want), res.String(), nil
 	})
-	return tail
+	return res
 }
 
 // podFacts are the facts of the events of the process in the pod's container: its
