@@ -176,24 +176,3 @@ func (r *release) waitReplaced(before map[string]corev1.Pod, names ...string) ma
 	}
 	return r.waitReady(allPods...)
 }
-
-// accuracyCost is what a fault cost in test accuracy: how far below its twin without the fault
-// the run ended. Ending above the twin cost nothing: two asynchronous runs of the same values end
-// a hundredth or so apart either way, so only a loss says something about the fault.
-func accuracyCost(faulty, twin harness.Result) float64 {
-	return max(0, twin.TestAccuracy-faulty.TestAccuracy)
-}
-
-// result is worker 0's result.json on the nodes.
-func (r *release) result() harness.Result {
-	r.t.Helper()
-	data, err := os.ReadFile(filepath.Join(r.logDir(), "mnist-worker-0", "result.json"))
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	res, err := harness.ReadResult(data)
-	if err != nil {
-		r.t.Fatal(err)
-	}
-	return res
-}

@@ -384,6 +384,27 @@ func (r *release) nodeFacts(pod string) (harness.Facts, error) {
 	return harness.ReadFacts(pod, events), err
 }
 
+// accuracyCost is what a fault cost in test accuracy: how far below its twin without the fault
+// the run ended. Ending above the twin cost nothing: two asynchronous runs of the same values end
+// a hundredth or so apart either way, so only a loss says something about the fault.
+func accuracyCost(faulty, twin harness.Result) float64 {
+	return max(0, twin.TestAccuracy-faulty.TestAccuracy)
+}
+
+// result is worker 0's result.json on the nodes.
+func (r *release) result() harness.Result {
+	r.t.Helper()
+	data, err := os.ReadFile(filepath.Join(r.logDir(), "mnist-worker-0", "result.json"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	res, err := harness.ReadResult(data)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return res
+}
+
 // assertNotRestarted fails the test if a container of the release has restarted or was OOM-killed.
 func assertNotRestarted(t *testing.T, r *release) {
 	t.Helper()
