@@ -56,22 +56,17 @@ PsLife readLife(const HistorySegment& segment) {
   std::optional<std::uint64_t> recovered;
   for (const auto& r : segment.records) {
     switch (r.kind) {
-      case HistoryKind::kServing: {
-        auto& cut = life.cuts[r.generation];
-        cut.base = r.globalStep;
-        cut.index = int(r.peer);
-        cut.psCount = r.value;
-        cut.outOfRun = r.flags & observe::kHistoryOutOfRun;
-        life.servedGeneration = r.generation;
-        life.servedStep = r.globalStep;
-        break;
-      }
+      case HistoryKind::kServing:
       case HistoryKind::kCutInstalled: {
         auto& cut = life.cuts[r.generation];
         cut.base = r.globalStep;
         cut.index = int(r.peer);
         cut.psCount = r.value;
         cut.outOfRun = r.flags & observe::kHistoryOutOfRun;
+        if (r.kind == HistoryKind::kServing) {  // where this life started
+          life.servedGeneration = r.generation;
+          life.servedStep = r.globalStep;
+        }
         break;
       }
       case HistoryKind::kPushApplied: life.cuts[r.generation].applied.push_back(&r); break;
