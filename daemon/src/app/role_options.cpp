@@ -45,6 +45,8 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.peerTimeoutSeconds = settings.peerTimeoutSeconds;
   options.checkpointPath = settings.checkpointDir + "/checkpoint.bin";
   options.checkpointEverySeconds = settings.checkpointEverySeconds;
+  options.pushEncoding = settings.pushEncoding;
+  options.pullEncoding = settings.pullEncoding;
   options.description = config::describeMode(settings) + ", " +
                         (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
                         ", " + std::to_string(settings.trainSteps) + " train steps";
@@ -62,7 +64,9 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                            settings.idleTimeoutSeconds,
                            {},
                            1.0,
-                           settings.pushesInFlight};
+                           settings.pushesInFlight,
+                           settings.pushEncoding,
+                           settings.pullEncoding};
 }
 
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index) {
@@ -71,7 +75,8 @@ worker::TrainerOptions trainerOptions(const config::Config& settings, int index)
                                 settings.batchSize,
                                 std::uint64_t(settings.trainSteps),
                                 settings.seed,
-                                int(settings.evalEverySteps)};
+                                int(settings.evalEverySteps),
+                                settings.pushEncoding == net::WireEncoding::kFp32};
 }
 
 net::Listener::Options listenerOptions(const ps::Server& server, int port,

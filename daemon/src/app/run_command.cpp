@@ -57,6 +57,8 @@ observe::Progress::Run runOf(const config::Config& settings) {
   run.learningRate = settings.learningRate;
   run.batchSize = settings.batchSize;
   run.sync = config::synchronous(settings);
+  run.pushEncoding = net::encodingName(settings.pushEncoding);
+  run.pullEncoding = net::encodingName(settings.pullEncoding);
   run.startedAt = unixTime();
   return run;
 }
@@ -80,7 +82,7 @@ struct Reports {
     if (progress.role() == Role::kPs) {
       pages.status = [this] { return observe::statusJson(progress, &workers, &meters); };
     } else {
-      pages.status = [this] { return observe::statusJson(progress); };
+      pages.status = [this] { return observe::statusJson(progress, nullptr, &meters); };
       pages.psHttp = [this] { return progress.psHttp(); };
     }
     return pages;
@@ -239,6 +241,8 @@ std::function<std::vector<net::Endpoint>()> currentPs(const std::vector<std::str
     summary.workers = int(result.mostWorkers);
     summary.blasCore = blasCoreInUse();
     summary.runId = std::to_string(runId);
+    summary.pushEncoding = net::encodingName(settings.pushEncoding);
+    summary.pullEncoding = net::encodingName(settings.pullEncoding);
     if (result.localSteps > 0) {
       const double steps = double(result.localSteps);
       summary.computeMsPerStep = 1e3 * result.computeSeconds / steps;
@@ -309,7 +313,9 @@ int runDaemon(const std::vector<std::string>& args) {
   events.emit(observe::event::started(PSTRAIN_VERSION, roleName(placement.role), placement.index,
                                       settings.ps, config::describeMode(settings), peers,
                                       blasCoreInUse(),
-                                      describeBlasCore(), blasThreads(), ::getpid()));
+                                      describeBlasCore(), blasThreads(), ::getpid(),
+                                      net::encodingName(settings.pushEncoding),
+                                      net::encodingName(settings.pullEncoding)));
   log::flush();  // who and where, at once
   Reports reports(settings, placement, events);
   reports.progress.setRun(runOf(settings));

@@ -23,6 +23,8 @@ Poco::JSON::Object toJson(const Summary& s) {
   json.set("communication_ms_per_step", s.communicationMsPerStep);
   json.set("waiting_ms_per_step", s.waitingMsPerStep);
   json.set("bytes_per_step", s.bytesPerStep);
+  json.set("push_encoding", s.pushEncoding);
+  json.set("pull_encoding", s.pullEncoding);
   if (!s.peakRssBytes.empty()) {
     Poco::JSON::Object rss(Poco::JSON_PRESERVE_KEY_ORDER);
     for (const auto& [process, bytes] : s.peakRssBytes) rss.set(process, bytes);
@@ -47,6 +49,8 @@ Summary summaryFromJson(const std::string& text) {
     s.communicationMsPerStep = json->optValue<double>("communication_ms_per_step", 0);
     s.waitingMsPerStep = json->optValue<double>("waiting_ms_per_step", 0);
     s.bytesPerStep = json->optValue<double>("bytes_per_step", 0);
+    s.pushEncoding = json->optValue<std::string>("push_encoding", "");
+    s.pullEncoding = json->optValue<std::string>("pull_encoding", "");
     s.blasCore = json->optValue<std::string>("blas_core", "");
     return s;
   } catch (const Poco::Exception& e) {
@@ -68,8 +72,16 @@ std::string describe(const Summary& s) {
                 "%.4f; %.2f s in all",
                 static_cast<unsigned long long>(s.globalStep), s.trainingElapsedSeconds,
                 s.globalStepsPerSecond(), s.testAccuracy, s.elapsedSeconds);
-  // A summary written before the kernels were recorded has none.
-  return s.blasCore.empty() ? line : line + ("; BLAS kernels: " + s.blasCore);
+  std::string text = line;
+  // A summary written before these were recorded has none.
+  if (!s.pushEncoding.empty()) {
+    char wire[128];
+    std::snprintf(wire, sizeof wire, "; %.1f KB a step on the wire (%s pushes, %s answers)",
+                  s.bytesPerStep / 1e3, s.pushEncoding.c_str(), s.pullEncoding.c_str());
+    text += wire;
+  }
+  if (!s.blasCore.empty()) text += "; BLAS kernels: " + s.blasCore;
+  return text;
 }
 
 }  // namespace pstrain::app

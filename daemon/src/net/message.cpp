@@ -131,8 +131,9 @@ FrameHeader decodeHeader(const HeaderBytes& bytes, std::uint32_t maxPayload) {
   if (reader.get<std::uint32_t>() != kMagic) throw ProtocolError("bad magic: not a pstrain frame");
   auto version = reader.get<std::uint16_t>();
   if (version != kProtocolVersion) {
-    throw ProtocolError("protocol version " + std::to_string(version) + " is not supported (" +
-                        std::to_string(kProtocolVersion) + " is)");
+    throw ProtocolError("the peer speaks protocol version " + std::to_string(version) +
+                        ", this pstrain " + std::to_string(kProtocolVersion) +
+                        ": every ps and worker of a run must run the same release");
   }
   auto rawType = reader.get<std::uint16_t>();
   if (!isKnown(rawType)) throw ProtocolError("unknown message type " + std::to_string(rawType));
@@ -154,6 +155,7 @@ std::vector<std::uint8_t> encode(const Hello& m) {
   return fields([&](ByteWriter& w) {
     w.put(roleByte(m.role)).put(m.index).put(m.parameterCount).put(m.runId).put(m.knownStep);
     putBytes(w, m.nonce);
+    w.put(std::uint8_t(m.pushEncoding)).put(std::uint8_t(m.pullEncoding));
   });
 }
 
@@ -168,13 +170,14 @@ std::vector<std::uint8_t> encode(const Welcome& m) {
 std::vector<std::uint8_t> encode(const Push& m) {
   return fields([&](ByteWriter& w) {
     w.put(m.localStep).put(m.loss).put(m.batch).put(m.lag).put(m.incarnation).put(m.pushNumber);
+    w.put(std::uint8_t(m.encoding));
   });
 }
 
 std::vector<std::uint8_t> encode(const Params& m) {
   return fields([&](ByteWriter& w) {
     w.put(m.globalStep).put(std::uint8_t(m.applied)).put(std::uint8_t(m.done)).put(m.serviceMicros);
-    w.put(std::uint8_t(m.held)).put(m.rank).put(m.workers);
+    w.put(std::uint8_t(m.held)).put(m.rank).put(m.workers).put(std::uint8_t(m.encoding));
   });
 }
 
@@ -214,7 +217,10 @@ Hello decodeHello(const std::vector<std::uint8_t>& bytes) {
     auto parameterCount = r.get<std::uint64_t>();
     auto runId = r.get<std::uint64_t>();
     auto knownStep = r.get<std::uint64_t>();
-    return Hello{role, index, parameterCount, runId, knownStep, getBytes<Nonce>(r)};
+    auto nonce = getBytes<Nonce>(r);
+    auto pushEncoding = wireEncodingFromByte(r.get<std::uint8_t>());
+    auto pullEncoding = wireEncodingFromByte(r.get<std::uint8_t>());
+    return Hello{role, index, parameterCount, runId, knownStep, nonce, pushEncoding, pullEncoding};
   });
 }
 
@@ -265,7 +271,13 @@ Push decodePush(const std::vector<std::uint8_t>& bytes) {
                           std::to_string(kMaxPushesInFlight - 1) + " are in flight");
     }
     auto incarnation = r.get<std::uint64_t>();
-    return Push{localStep, loss, batch, lag, incarnation, r.get<std::uint64_t>()};
+    auto pushNumber = r.get<std::uint64_t>();
+    auto encoding = wireEncodingFromByte(r.get<std::uint8_t>());
+    if (encoding != WireEncoding::kFp32 && batch != 0) {
+      throw ProtocolError("a push of gradient factors (batch " + std::to_string(batch) +
+                          ") encoded " + encodingName(encoding) + ": factors go as fp32");
+    }
+    return Push{localStep, loss, batch, lag, incarnation, pushNumber, encoding};
   });
 }
 
@@ -282,7 +294,8 @@ Params decodeParams(const std::vector<std::uint8_t>& bytes) {
       throw ProtocolError("params for part " + std::to_string(rank) + " of " +
                           std::to_string(workers) + " of the training set");
     }
-    return Params{globalStep, applied, done, serviceMicros, held, rank, workers};
+    auto encoding = wireEncodingFromByte(r.get<std::uint8_t>());
+    return Params{globalStep, applied, done, serviceMicros, held, rank, workers, encoding};
   });
 }
 

@@ -87,19 +87,22 @@ Event doneEvent(std::uint64_t globalStep, double elapsedSeconds, std::optional<d
 
 Event started(const std::string& version, const std::string& role, int index, int psCount,
               const std::string& mode, const std::string& psHosts, const std::string& blasCore,
-              const std::string& blasKernels, int blasThreads, long pid) {
+              const std::string& blasKernels, int blasThreads, long pid,
+              const std::string& pushEncoding, const std::string& pullEncoding) {
   Event e("started");
   e.text("version", version)
       .integer("pid", std::uint64_t(pid))
       .text("mode", mode)
       .text("ps_hosts", psHosts)
       .text("blas_core", blasCore)
-      .integer("blas_threads", std::uint64_t(blasThreads));
+      .integer("blas_threads", std::uint64_t(blasThreads))
+      .text("push_encoding", pushEncoding)
+      .text("pull_encoding", pullEncoding);
   return e.line("app", kLineInfo,
-                fmt::format("pstrain {}: {} {} of a {} run of {} ps; ps: {}; BLAS kernels: {}; "
-                            "BLAS threads: {}; pid {}",
-                            version, role, index, mode, psCount, psHosts, blasKernels, blasThreads,
-                            pid));
+                fmt::format("pstrain {}: {} {} of a {} run of {} ps; ps: {}; wire: {} pushes, {} "
+                            "answers; BLAS kernels: {}; BLAS threads: {}; pid {}",
+                            version, role, index, mode, psCount, psHosts, pushEncoding,
+                            pullEncoding, blasKernels, blasThreads, pid));
 }
 
 Event state(State state) { return std::move(Event("state").text("state", stateName(state))); }

@@ -23,6 +23,8 @@ Poco::JSON::Object runJson(const Progress::Run& run) {
   json.set("learning_rate", run.learningRate);
   json.set("batch_size", run.batchSize);
   json.set("sync", run.sync);
+  json.set("push_encoding", run.pushEncoding);
+  json.set("pull_encoding", run.pullEncoding);
   json.set("started_at", run.startedAt);
   return json;
 }
@@ -55,6 +57,12 @@ std::string statusJson(const Progress& progress, const WorkerRoster* workers,
     ended.set("training_elapsed_s", result->trainingElapsedSeconds);
     ended.set("ended_at", result->endedAt);
     json.set("result", ended);
+  }
+  if (meters) {
+    Poco::JSON::Object bytes(Poco::JSON_PRESERVE_KEY_ORDER);
+    bytes.set("sent", meters->traffic.sent.load());
+    bytes.set("received", meters->traffic.received.load());
+    json.set("bytes", bytes);
   }
   json.set("blas_core", blasCoreInUse());
   json.set("blas_threads", blasThreads());

@@ -17,7 +17,9 @@ Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer
     : options_(std::move(options)),
       dial_(std::move(dial)),
       observer_(observer),
-      incarnation_(drawIncarnation()) {}
+      incarnation_(drawIncarnation()),
+      unsent_(options_.pushEncoding == net::WireEncoding::kFp32 ? 0
+                                                                : options_.layout.parameterCount()) {}
 
 namespace {
 
@@ -60,7 +62,8 @@ Client::Link Client::open(const net::Endpoint& endpoint, double timeoutSeconds,
     channel->setReceiveTimeout(options_.peerTimeoutSeconds);
     auto welcome = net::introduce(
         *channel,
-        net::Hello{Role::kWorker, options_.worker, parameters, options_.runId, knownStep, {}},
+        net::Hello{Role::kWorker, options_.worker, parameters, options_.runId, knownStep, {},
+                   options_.pushEncoding, options_.pullEncoding},
         options_.authKey);
     if (welcome.offset + welcome.count > parameters) {
       throw ProtocolError("ps " + endpoint.toString() + " serves parameters beyond the model");
@@ -408,7 +411,26 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
     throw ProtocolError("expected params but received " + net::messageName(frame.type));
   }
   auto answer = net::decodeParams(frame.fields);
-  link.channel->receiveValues(params + link.shard.offset, link.shard.count);
+  float* slice = params + link.shard.offset;
+  const auto count = size_t(link.shard.count);
+  if (answer.encoding == net::WireEncoding::kFp32) {
+    link.channel->receiveValues(slice, count);
+    if (options_.pullEncoding != net::WireEncoding::kFp32) link.copy.assign(slice, slice + count);
+  } else {
+    if (answer.encoding != options_.pullEncoding || link.copy.size() != count) {
+      throw ProtocolError("ps " + link.endpoint.toString() + " answered a " +
+                          net::encodingName(answer.encoding) + " change to parameters " +
+                          (link.copy.size() != count ? "it never sent this worker"
+                                                     : "this worker pulls in " +
+                                                           net::encodingName(options_.pullEncoding)));
+    }
+    link.answerWords.resize(net::encodedWords(answer.encoding, count));
+    // The channel receives 32-bit words; they are floats only in fp32.
+    link.channel->receiveValues(reinterpret_cast<float*>(link.answerWords.data()),
+                                link.answerWords.size());
+    net::decodeValues(answer.encoding, link.answerWords.data(), count, link.copy.data(), true);
+    std::copy(link.copy.begin(), link.copy.end(), slice);
+  }
   link.globalStep = answer.globalStep;
   link.done = answer.done;
   link.held = answer.held;
@@ -442,18 +464,36 @@ void Client::postPush(net::Push push, const Gradient& gradient) {
         link.values.resize(link.encoding->dense() ? 0 : link.encoding->valueCount());
       }
       const float* values = gradient.dense + link.shard.offset;
-      if (!link.encoding->dense()) {
+      size_t valueCount = link.encoding->valueCount();
+      if (options_.pushEncoding != net::WireEncoding::kFp32) {
+        values = encodePush(link, gradient, valueCount);
+        push.encoding = options_.pushEncoding;
+      } else if (!link.encoding->dense()) {
         link.encoding->encode(gradient, link.values.data());
         values = link.values.data();
       }
       push.lag = std::uint32_t(link.awaited.size());
-      link.channel->send(net::MessageType::kPush, net::encode(push), values,
-                         link.encoding->valueCount());
+      link.channel->send(net::MessageType::kPush, net::encode(push), values, valueCount);
       link.awaited.push_back(push.pushNumber);
     } catch (const UnreachableError& e) {
       link.failure = e.what();
     }
   }
+}
+
+const float* Client::encodePush(Link& link, const Gradient& gradient, size_t& words) {
+  if (gradient.batch != 0) {
+    throw ConfigError("gradient factors cannot be pushed " + net::encodingName(options_.pushEncoding));
+  }
+  const auto count = size_t(link.shard.count);
+  float* unsent = unsent_.data() + link.shard.offset;
+  const float* slice = gradient.dense + link.shard.offset;
+  for (size_t i = 0; i < count; ++i) unsent[i] += slice[i];
+  link.pushWords.resize(net::encodedWords(options_.pushEncoding, count));
+  net::encodeValues(options_.pushEncoding, unsent, count, link.pushWords.data());
+  words = link.pushWords.size();
+  // The channel sends 32-bit words; they are floats only in fp32.
+  return reinterpret_cast<const float*>(link.pushWords.data());
 }
 
 int Client::inFlight() const {

@@ -5,11 +5,12 @@ namespace pstrain::ps {
 ServedCut::ServedCut(CutPosition position, const UpdateRule::Options& rule,
                      std::vector<float> params, std::unique_ptr<Optimizer> optimizer,
                      const Checkpointer::Options& checkpoints, ServerObserver& observer,
-                     std::function<void()> completed)
+                     std::function<void()> completed, net::WireEncoding pullEncoding)
     : position_(position),
       rule_(rule, std::move(params), std::move(optimizer), observer, std::move(completed)),
       checkpointer_(checkpoints, rule_.shard(), observer),
-      gradients_(BufferPool::create(position.range.count)) {}
+      gradients_(BufferPool::create(position.range.count)),
+      answers_(pullEncoding, position.range.count) {}
 
 void ServedCut::freeze() {
   frozen_ = true;

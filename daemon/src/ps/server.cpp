@@ -58,7 +58,8 @@ std::shared_ptr<ServedCut> Server::makeCut(const CutPosition& position,
       observer_, [this] {
         gate_.open();
         current()->checkpointer().write();
-      });
+      },
+      options_.pullEncoding);
 }
 
 std::shared_ptr<ServedCut> Server::current() const {
@@ -176,7 +177,7 @@ void Server::serve(net::Channel& channel) {
   RequestHandle* handle = handle_;
   const WorkerSession::Shared shared{options_.index, options_.layout, options_.shard.trainSteps,
                                      handle ? *handle : cut->rule(), cut, gate_, members_,
-                                     *this, observer_};
+                                     *this, observer_, options_.pushEncoding};
   WorkerSession(shared, channel, worker, state.paramsStep).serve();
 }
 
@@ -194,6 +195,14 @@ void Server::admit(const net::Hello& hello) const {
                         std::to_string(hello.runId) + "; this ps has " +
                         std::to_string(options_.layout.parameterCount()) + ", run " +
                         std::to_string(options_.runId) + ")");
+  }
+  if (hello.pushEncoding != options_.pushEncoding || hello.pullEncoding != options_.pullEncoding) {
+    throw ProtocolError("worker " + std::to_string(hello.index) + " pushes " +
+                        net::encodingName(hello.pushEncoding) + " and pulls " +
+                        net::encodingName(hello.pullEncoding) + "; this ps takes " +
+                        net::encodingName(options_.pushEncoding) + " pushes and answers " +
+                        net::encodingName(options_.pullEncoding) +
+                        " (pushEncoding, pullEncoding): every process of a run must set the same");
   }
 }
 

@@ -81,6 +81,25 @@ void WorkerSession::push(const net::Incoming& frame) {
 }
 
 std::shared_ptr<float> WorkerSession::receiveGradient(const net::Push& push, size_t valueCount) {
+  if (push.encoding != shared_.pushEncoding) {
+    throw ProtocolError("a push encoded " + net::encodingName(push.encoding) + " where this ps takes " +
+                        net::encodingName(shared_.pushEncoding) + " (pushEncoding)");
+  }
+  const auto count = shared_.cut->position().range.count;
+  if (push.encoding != net::WireEncoding::kFp32) {
+    const auto words = net::encodedWords(push.encoding, count);
+    if (valueCount != words) {
+      throw ProtocolError("a " + net::encodingName(push.encoding) + " push to " +
+                          std::to_string(count) + " parameters carries " +
+                          std::to_string(valueCount) + " words, not " + std::to_string(words));
+    }
+    words_.resize(words);
+    // The channel receives 32-bit words; they are floats only in fp32.
+    channel_.receiveValues(reinterpret_cast<float*>(words_.data()), words);
+    auto gradient = shared_.cut->gradients().take();
+    net::decodeValues(push.encoding, words_.data(), count, gradient.get(), false);
+    return gradient;
+  }
   if (!encoding_ || encoding_->batch() != push.batch) {
     encoding_.emplace(shared_.layout, shared_.cut->position().range, push.batch);
   }
@@ -187,11 +206,13 @@ void WorkerSession::answer(RequestHandle::Answer given) {
   sentSteps_[answers_ % net::kMaxPushesInFlight] = result.paramsStep;
   const double seconds = given.seconds + secondsSince(start);
   const auto part = shared_.members.divisionOf(worker_);
+  const auto encoded = shared_.cut->answers().encode(copy_, result.params);
+  copy_ = encoded.after;
   channel_.send(net::MessageType::kParams,
                 net::encode(net::Params{result.globalStep, result.applied, result.done,
                                         std::uint32_t(seconds * 1e6), held, part.rank,
-                                        part.workers}),
-                result.params.get(), shared_.cut->position().range.count);
+                                        part.workers, encoded.encoding}),
+                encoded.values, encoded.words);
 }
 
 }  // namespace pstrain::ps

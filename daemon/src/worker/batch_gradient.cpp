@@ -5,7 +5,7 @@
 namespace pstrain::worker {
 
 BatchGradient::BatchGradient(const model::Layout& layout, const data::Examples& train,
-                             size_t batchSize)
+                             size_t batchSize, bool factor)
     : train_(train),
       mlp_(layout),
       labels_(batchSize),
@@ -13,7 +13,8 @@ BatchGradient::BatchGradient(const model::Layout& layout, const data::Examples& 
       inputs_(inputMemory_.data(), arma::uword(train.imageSize()), arma::uword(batchSize), false,
               true),
       dense_(layout.parameterCount()),
-      factored_(ps::factoredLayers(layout, batchSize)),
+      factored_(factor ? ps::factoredLayers(layout, batchSize)
+                       : std::vector<bool>(layout.layerCount(), false)),
       gradient_(ps::gradientOf(mlp_, inputs_, dense_.data(), factored_)) {}
 
 float BatchGradient::compute(const float* params, const std::uint32_t* batch) {

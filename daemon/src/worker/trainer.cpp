@@ -39,7 +39,7 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
     evaluator.emplace(layout_, *test,
                       [this](const Evaluator::Result& evaluation) { reportAccuracy(evaluation); });
   }
-  BatchGradient batch(layout_, train, size_t(options_.batchSize));
+  BatchGradient batch(layout_, train, size_t(options_.batchSize), options_.factorGradients);
   logStart(train.count, batch.factoredLayers());
   const auto start = Clock::now();
   const auto bytesBefore = traffic_.sent + traffic_.received;

@@ -79,7 +79,7 @@ BOOST_AUTO_TEST_CASE(a_restarted_process_starts_a_line_of_its_own_after_a_partia
     out << R"({"time":1.0,"role":"ps","index":0,"event":"step","st)";  // killed mid-line
   }
   Events events("ps", 0, path);
-  events.emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 42));
+  events.emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 42, "q4", "q2"));
   auto read = readEvents(path);
   BOOST_REQUIRE(read.size() == 1u);
   BOOST_TEST(read[0]->getValue<int>("pid") == 42);
@@ -91,7 +91,7 @@ BOOST_AUTO_TEST_CASE(reads_from_a_byte_on_what_a_restarted_process_appended) {
   { Events("ps", 0, path).emit(event::state(State::kTraining)); }
   const auto restartedAt = std::filesystem::file_size(path);
   Events("ps", 0, path)
-      .emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 43));
+      .emit(event::started("1", "ps", 0, 1, "sync", "a:1", "Haswell", "Haswell", 1, 43, "q4", "q2"));
   auto read = readEvents(path, restartedAt);
   BOOST_REQUIRE(read.size() == 1u);
   BOOST_TEST(read[0]->getValue<std::string>("event") == "started");

@@ -31,8 +31,7 @@ struct Process {
 
   // /status: a ps's with its workers and the staleness of their pushes.
   std::string status() const {
-    return progress.role() == Role::kPs ? statusJson(progress, &workers, &meters)
-                                        : statusJson(progress);
+    return statusJson(progress, progress.role() == Role::kPs ? &workers : nullptr, &meters);
   }
 
   Events events;
@@ -133,7 +132,10 @@ BOOST_AUTO_TEST_CASE(status_json_tells_role_state_and_peers) {
 
 BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_event) {
   Process process(Role::kWorker, 0, 100);
-  process.progress.setRun({"/data", "", {784, 128, 10}, "adam", 0.001, 100, false, 1.0e9});
+  process.progress.setRun(
+      {"/data", "", {784, 128, 10}, "adam", 0.001, 100, false, "q4", "q2", 1.0e9});
+  process.meters.traffic.sent += 1000;
+  process.meters.traffic.received += 234;
   process.progress.setDataSet("Fashion-MNIST");
   auto json = pstrain::testing::parseObject(process.status());
   auto run = json->getObject("run");
@@ -144,6 +146,10 @@ BOOST_AUTO_TEST_CASE(status_json_tells_the_run_and_worker_0s_result_also_as_an_e
   BOOST_TEST(run->getValue<int>("batch_size") == 100);
   BOOST_TEST(!run->getValue<bool>("sync"));
   BOOST_TEST(run->getValue<double>("started_at") == 1.0e9);
+  BOOST_TEST(run->getValue<std::string>("push_encoding") == "q4");
+  BOOST_TEST(run->getValue<std::string>("pull_encoding") == "q2");
+  BOOST_TEST(json->getObject("bytes")->getValue<int>("sent") == 1000);
+  BOOST_TEST(json->getObject("bytes")->getValue<int>("received") == 234);
   BOOST_TEST(!json->has("result"));  // until the run ends
 
   process.progress.setResult({"/logs/model.bin", 100, 0.875, 12.5});

@@ -170,6 +170,40 @@ CLUSTER_TEST(factored_training_ends_at_exactly_train_steps_async_and_sync) {
   }
 }
 
+CLUSTER_TEST(encoded_pushes_and_answers_train_to_exactly_train_steps_async_and_sync) {
+  for (auto sync : {"false", "true"}) {
+    BOOST_TEST_CONTEXT("sync " << sync) {
+      InProcessCluster cluster(
+          Over::kTransport,
+          flags(2, 3, 600, {"--sync", sync, "--push-encoding", "q4", "--pull-encoding", "q2"}));
+      for (int i = 0; i < 2; ++i) cluster.startPs(i);
+      for (int w = 0; w < 3; ++w) cluster.startWorker(w);
+      auto results = cluster.joinWorkers();
+      for (int i = 0; i < 2; ++i) BOOST_TEST(cluster.server(i).globalStep() == 600u);
+      BOOST_TEST(results[0].globalStep == 600u);
+      BOOST_TEST(results[0].testAccuracy.value_or(0) >= 0.9);
+    }
+  }
+}
+
+CLUSTER_TEST(a_worker_whose_wire_encoding_differs_is_refused_at_once_naming_both) {
+  InProcessCluster cluster(Over::kTransport, flags(1, 1, 10, {"--push-encoding", "q4"}));
+  cluster.startPs(0);
+  auto stranger = cluster.client(0, [](ps::ClientOptions& options) {
+    options.pushEncoding = net::WireEncoding::kFp32;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    stranger->connect();
+    BOOST_FAIL("connected");
+  } catch (const RefusedError& e) {
+    const std::string what = e.what();
+    BOOST_TEST(what.find("pushes fp32") != std::string::npos, what);
+    BOOST_TEST(what.find("takes q4 pushes") != std::string::npos, what);
+  }
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(2)));
+}
+
 CLUSTER_TEST(workers_reconnect_to_a_ps_that_restarts_mid_run) {
   InProcessCluster cluster(Over::kTransport, flags(2, 2, 4000));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);

@@ -22,7 +22,8 @@ struct Summary {
   double computeMsPerStep = 0;
   double communicationMsPerStep = 0;
   double waitingMsPerStep = 0;
-  double bytesPerStep = 0;
+  double bytesPerStep = 0;  // sent and received, counted from the frames
+  std::string pushEncoding, pullEncoding;  // on the wire (net::WireEncoding's names)
   std::map<std::string, std::uint64_t> peakRssBytes;  // per process ("ps-0", ...), from local
   std::string blasCore;  // the OpenBLAS kernels the training computed with
 

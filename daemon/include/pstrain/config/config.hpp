@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pstrain/common/role.hpp"
+#include "pstrain/net/wire_encoding.hpp"
 
 namespace pstrain::config {
 
@@ -59,6 +60,10 @@ struct Config {
   static constexpr int kUnset = -1;
   int concurrentWorkers = kUnset;
   int pushesInFlight = 1;
+  // How pushes and answers go on the wire (net::WireEncoding, docs/design.md "Compressed pushes
+  // and pulls").
+  net::WireEncoding pushEncoding = net::WireEncoding::kFp32;
+  net::WireEncoding pullEncoding = net::WireEncoding::kFp32;
   std::int64_t logEverySteps = 1;
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;

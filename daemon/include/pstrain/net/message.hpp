@@ -7,6 +7,7 @@
 
 #include "pstrain/common/role.hpp"
 #include "pstrain/net/auth.hpp"
+#include "pstrain/net/wire_encoding.hpp"
 
 namespace pstrain::net {
 
@@ -16,8 +17,9 @@ constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
 // 4: params say whether ps 0 held them back; 5: a worker gives a ps that lost its shard its copy;
 // 6: params say the worker's part of the training set; 7: the ps are re-cut during a run
 // (welcome says the cut, a hello no longer the ps count); 8: a push says whose it is (the client's
-// incarnation and its push number) and its lag, a hello the step the worker knew
-constexpr std::uint16_t kProtocolVersion = 8;
+// incarnation and its push number) and its lag, a hello the step the worker knew; 9: pushes and
+// answers say their wire encoding, and a hello the worker's
+constexpr std::uint16_t kProtocolVersion = 9;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -71,6 +73,9 @@ struct Hello {
   // back at step 0 learns that the run is under way and does not wait for worker 0.
   std::uint64_t knownStep;
   Nonce nonce;
+  // How its pushes go, and how it takes answers: a ps refuses a worker set otherwise.
+  WireEncoding pushEncoding = WireEncoding::kFp32;
+  WireEncoding pullEncoding = WireEncoding::kFp32;
 };
 
 struct Challenge {
@@ -105,6 +110,8 @@ struct Push {
   // restarted worker has another) and its count of pushes, 1 on; every ps gets the same number.
   std::uint64_t incarnation;
   std::uint64_t pushNumber;
+  // Of the values: fp32, or a lossy encoding (net::WireEncoding) of the dense gradient.
+  WireEncoding encoding = WireEncoding::kFp32;
 };
 // The most pushes a worker keeps in flight to one ps (ps::ClientOptions::pushesInFlight).
 constexpr std::uint32_t kMaxPushesInFlight = 16;
@@ -122,6 +129,9 @@ struct Params {
   // answers say which part each one samples from.
   std::uint32_t rank;
   std::uint32_t workers;
+  // fp32: the values are the shard's parameters. Otherwise they are the change since the
+  // parameters of this connection's last answer, in that encoding, to add to them.
+  WireEncoding encoding = WireEncoding::kFp32;
 };
 
 // Sent right after a welcome at global step 0 by a worker that knew the ps at a later step: the

@@ -56,10 +56,12 @@ std::string workerPeer(std::uint32_t worker);
 namespace event {
 
 // A ps or worker process began: "pstrain VERSION: ROLE INDEX of a MODE run of N ps; ...", MODE
-// as config::describeMode says it.
+// as config::describeMode says it, and the wire encodings of pushes and answers
+// (net::WireEncoding's names).
 Event started(const std::string& version, const std::string& role, int index, int psCount,
               const std::string& mode, const std::string& psHosts, const std::string& blasCore,
-              const std::string& blasKernels, int blasThreads, long pid);
+              const std::string& blasKernels, int blasThreads, long pid,
+              const std::string& pushEncoding, const std::string& pullEncoding);
 Event state(State state);
 // A ps accepts workers on `port`.
 Event listening(int ps, int port);

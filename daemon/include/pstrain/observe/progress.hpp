@@ -52,6 +52,7 @@ class Progress {
     double learningRate = 0;
     int batchSize = 0;
     bool sync = false;
+    std::string pushEncoding, pullEncoding;  // net::WireEncoding's names
     double startedAt = 0;  // Unix seconds, this process's start
   };
   void setRun(Run run);

@@ -36,6 +36,9 @@ struct ClientOptions {
   // push waits for its answer; more overlap the round trip with the next gradients' compute,
   // each computed on parameters that many answers old. At most net::kMaxPushesInFlight.
   int pushesInFlight = 1;
+  // How pushes and answers go on the wire (net::WireEncoding); the ps must be set the same.
+  net::WireEncoding pushEncoding = net::WireEncoding::kFp32;
+  net::WireEncoding pullEncoding = net::WireEncoding::kFp32;
 };
 
 // A worker's side of the ps: a channel to every ps, the handshake, push and pull to all of them
@@ -100,6 +103,10 @@ class Client {
     std::string failure;    // why the channel broke, until it is made again
     std::optional<PushEncoding> encoding;  // for the shard and the latest push's batch
     AlignedVector<float> values;           // a push's values when they are not a dense slice
+    AlignedVector<std::uint32_t> pushWords, answerWords;  // lossy encodings' (net::WireEncoding)
+    // With a lossy pull encoding: the slice as this link's answers built it, which the ps tracks
+    // too (AnswerEncoder); the changes it sends are added to it. Empty until a whole answer.
+    AlignedVector<float> copy;
   };
 
   // A channel to `endpoint`, once `then` (what the new channel must do first) has succeeded on
@@ -150,6 +157,9 @@ class Client {
   // in flight.
   void postPull();
   void postPush(net::Push push, const Gradient& gradient);
+  // The values of a push to `link` in a lossy push encoding: its slice of the gradient plus what
+  // earlier pushes did not send, encoded; what this one does not send stays in unsent_.
+  const float* encodePush(Link& link, const Gradient& gradient, size_t& words);
   // Reads every answer in flight, into `params`; reconnects what fails (receiveAnswers).
   void settle(float* params);
   // Reads the answers in flight of the links that work, into `params`, reconnecting none: a
@@ -172,6 +182,7 @@ class Client {
   std::uint64_t copyStep_ = 0;    // copyStep() while there are no links
   std::chrono::steady_clock::time_point nextSettingsRead_{};
   Membership::Division division_{0, 1};
+  AlignedVector<float> unsent_;  // of every parameter's gradient, by a lossy push encoding
 };
 
 }  // namespace pstrain::ps

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "pstrain/ps/answer_encoder.hpp"
 #include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/checkpointer.hpp"
 #include "pstrain/ps/cut_position.hpp"
@@ -25,13 +26,15 @@ class ServedCut {
  public:
   ServedCut(CutPosition position, const UpdateRule::Options& rule, std::vector<float> params,
             std::unique_ptr<Optimizer> optimizer, const Checkpointer::Options& checkpoints,
-            ServerObserver& observer, std::function<void()> completed);
+            ServerObserver& observer, std::function<void()> completed,
+            net::WireEncoding pullEncoding = net::WireEncoding::kFp32);
 
   const CutPosition& position() const { return position_; }
   UpdateRule& rule() { return rule_; }
   Shard& shard() { return rule_.shard(); }
   Checkpointer& checkpointer() { return checkpointer_; }
   BufferPool& gradients() { return *gradients_; }
+  AnswerEncoder& answers() { return answers_; }
 
   // Applies no push from now on, releases the pushes at the sync barrier, writes its last
   // checkpoint and stops writing them: a re-cut takes its slice.
@@ -48,6 +51,7 @@ class ServedCut {
   UpdateRule rule_;
   Checkpointer checkpointer_;  // after rule_: its thread ends before the shard does
   std::shared_ptr<BufferPool> gradients_;
+  AnswerEncoder answers_;
   std::atomic<bool> frozen_{false};
   std::mutex mutex_;
   std::condition_variable replaced_;

@@ -45,6 +45,9 @@ struct ServerOptions {
   std::string description;  // of the training settings, for the start-up line
   int httpPort = 0;          // where its /status answers, told to each worker; 0: none
   int concurrentWorkers = 0;  // StepGate's capacity; 0: no bound
+  // How workers push and are answered (net::WireEncoding): a worker set otherwise is refused.
+  net::WireEncoding pushEncoding = net::WireEncoding::kFp32;
+  net::WireEncoding pullEncoding = net::WireEncoding::kFp32;
 };
 
 // A parameter server's serving loop: serves each worker's channel, whatever carries it (TCP or

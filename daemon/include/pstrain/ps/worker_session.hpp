@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "pstrain/net/channel.hpp"
 #include "pstrain/ps/buffer_pool.hpp"
@@ -38,6 +39,7 @@ class WorkerSession {
     const Membership& members;
     CutControl& control;  // for worker 0's re-cut
     ServerObserver& observer;
+    net::WireEncoding pushEncoding;  // every push's; answers go in the cut's (AnswerEncoder)
   };
 
   // `sentStep`: the step of the parameters the worker holds after its welcome.
@@ -77,6 +79,8 @@ class WorkerSession {
   // Inside the gate from an answer until the worker's request that ends its turn.
   StepGate::Place place_;
   std::optional<PushEncoding> encoding_;  // of this worker's latest push
+  std::vector<std::uint32_t> words_;      // a lossy push's values as received
+  AnswerEncoder::Copy copy_;              // what the worker holds (AnswerEncoder)
   bool froze_ = false;  // a re-cut froze the cut through this session and has not installed one
 };
 

@@ -15,7 +15,9 @@ namespace pstrain::worker {
 // the outer product is skipped. Its buffers are reused from batch to batch.
 class BatchGradient {
  public:
-  BatchGradient(const model::Layout& layout, const data::Examples& train, size_t batchSize);
+  // `factor`: weight gradients that ps::factorsLayer() picks are left as factors.
+  BatchGradient(const model::Layout& layout, const data::Examples& train, size_t batchSize,
+                bool factor = true);
 
   BatchGradient(const BatchGradient&) = delete;
   BatchGradient& operator=(const BatchGradient&) = delete;

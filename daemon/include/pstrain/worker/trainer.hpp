@@ -38,6 +38,9 @@ struct TrainerOptions {
   std::uint64_t trainSteps = 0;
   std::uint64_t seed = 1;
   int evalEverySteps = 0;  // global steps; chief only; 0: at the end only
+  // Weight gradients of small batches go as their factors (ps::PushEncoding); not in a lossy
+  // push encoding, which encodes the dense gradient and keeps what it did not send.
+  bool factorGradients = true;
 };
 
 // One worker's training loop: computes the gradient of a batch of its own examples on the

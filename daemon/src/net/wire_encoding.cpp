@@ -1,0 +1,218 @@
+#include "pstrain/net/wire_encoding.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+
+#include "pstrain/common/error.hpp"
+
+namespace pstrain::net {
+namespace {
+
+std::uint32_t bitsOf(float value) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float floatOf(std::uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// qN's constants: `kLevels` either side of zero, `kPerWord` codes in a word, kWords code words
+// in a block (after its scale word).
+template <int Bits>
+struct Quantized {
+  static constexpr int kLevels = (1 << (Bits - 1)) - 1;
+  static constexpr size_t kPerWord = 32 / Bits;
+  static constexpr size_t kWords = kBlockValues / kPerWord;
+  static constexpr std::uint32_t kMask = (Bits == 32) ? ~0u : (1u << Bits) - 1;
+
+  static constexpr size_t blockWords() { return 1 + kWords; }
+
+  static void encode(float* values, std::uint32_t* out) {
+    // The largest magnitude, compared as the bits of |value|: for numbers their order is the
+    // integers' (and the loop vectorises, where a float comparison's NaN rule would stop it).
+    std::int32_t largestBits = 0;
+    for (size_t i = 0; i < kBlockValues; ++i) {
+      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
+      largestBits = magnitude > largestBits ? magnitude : largestBits;
+    }
+    const float largest = floatOf(std::uint32_t(largestBits));
+    const float scale = largest / float(kLevels);
+    const float inverse = largest > 0 ? float(kLevels) / largest : 0.0f;
+    out[0] = bitsOf(scale);
+    std::uint32_t* words = out + 1;
+    alignas(16) std::uint32_t packed[kWords] = {};
+    for (size_t j = 0; j < kPerWord; ++j) {
+      float* __restrict row = values + j * kWords;
+      // Round to nearest: |value * inverse| <= kLevels, so adding kLevels + 0.5 makes it
+      // positive and truncation floors it. (Not a number gives an arbitrary level.)
+      alignas(16) std::int32_t codes[kWords];
+      for (size_t i = 0; i < kWords; ++i) {
+        codes[i] = std::int32_t(row[i] * inverse + (float(kLevels) + 0.5f)) & std::int32_t(kMask);
+      }
+      for (size_t i = 0; i < kWords; ++i) {
+        packed[i] |= std::uint32_t(codes[i]) << (j * Bits);
+        row[i] -= float(codes[i] - kLevels) * scale;
+      }
+    }
+    std::memcpy(words, packed, sizeof packed);
+  }
+
+  static void decode(const std::uint32_t* in, float* values, bool add) {
+    const float scale = floatOf(in[0]);
+    const std::uint32_t* words = in + 1;
+    for (size_t j = 0; j < kPerWord; ++j) {
+      float* __restrict row = values + j * kWords;
+      alignas(16) float decoded[kWords];
+      for (size_t i = 0; i < kWords; ++i) {
+        decoded[i] = float(std::int32_t((words[i] >> (j * Bits)) & kMask) - kLevels) * scale;
+      }
+      if (add) {
+        for (size_t i = 0; i < kWords; ++i) row[i] += decoded[i];
+      } else {
+        std::memcpy(row, decoded, sizeof decoded);
+      }
+    }
+  }
+};
+
+struct Bf16 {
+  static constexpr size_t kWords = kBlockValues / 2;
+  static constexpr size_t blockWords() { return kWords; }
+
+  static std::uint32_t rounded(float value) {
+    const std::uint32_t bits = bitsOf(value);
+    return (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  }
+
+  static void encode(float* values, std::uint32_t* out) {
+    float* high = values + kWords;
+    for (size_t i = 0; i < kWords; ++i) {
+      const std::uint32_t low16 = rounded(values[i]);
+      const std::uint32_t high16 = rounded(high[i]);
+      out[i] = low16 | (high16 << 16);
+      values[i] -= floatOf(low16 << 16);
+      high[i] -= floatOf(high16 << 16);
+    }
+  }
+
+  static void decode(const std::uint32_t* in, float* values, bool add) {
+    float* high = values + kWords;
+    for (size_t i = 0; i < kWords; ++i) {
+      const float low = floatOf(in[i] << 16);
+      const float top = floatOf(in[i] & 0xFFFF0000u);
+      values[i] = add ? values[i] + low : low;
+      high[i] = add ? high[i] + top : top;
+    }
+  }
+};
+
+// Whole blocks in place; the last, partial one through a block padded with zeros.
+template <class Code>
+void encodeBlocks(float* values, size_t count, std::uint32_t* words) {
+  size_t at = 0;
+  for (; at + kBlockValues <= count; at += kBlockValues) {
+    Code::encode(values + at, words);
+    words += Code::blockWords();
+  }
+  if (at < count) {
+    std::array<float, kBlockValues> block{};
+    std::copy(values + at, values + count, block.begin());
+    Code::encode(block.data(), words);
+    std::copy(block.begin(), block.begin() + long(count - at), values + at);
+  }
+}
+
+template <class Code>
+void decodeBlocks(const std::uint32_t* words, size_t count, float* values, bool add) {
+  size_t at = 0;
+  for (; at + kBlockValues <= count; at += kBlockValues) {
+    Code::decode(words, values + at, add);
+    words += Code::blockWords();
+  }
+  if (at < count) {
+    std::array<float, kBlockValues> block{};
+    if (add) std::copy(values + at, values + count, block.begin());
+    Code::decode(words, block.data(), add);
+    std::copy(block.begin(), block.begin() + long(count - at), values + at);
+  }
+}
+
+size_t blocks(size_t count) { return (count + kBlockValues - 1) / kBlockValues; }
+
+}  // namespace
+
+std::string encodingName(WireEncoding encoding) {
+  switch (encoding) {
+    case WireEncoding::kFp32: return "fp32";
+    case WireEncoding::kBf16: return "bf16";
+    case WireEncoding::kQ8: return "q8";
+    case WireEncoding::kQ4: return "q4";
+    case WireEncoding::kQ2: return "q2";
+  }
+  return "encoding " + std::to_string(int(encoding));
+}
+
+std::optional<WireEncoding> parseWireEncoding(const std::string& name) {
+  for (auto encoding : {WireEncoding::kFp32, WireEncoding::kBf16, WireEncoding::kQ8,
+                        WireEncoding::kQ4, WireEncoding::kQ2}) {
+    if (encodingName(encoding) == name) return encoding;
+  }
+  return std::nullopt;
+}
+
+WireEncoding wireEncodingFromByte(std::uint8_t byte) {
+  if (byte > std::uint8_t(WireEncoding::kQ2)) {
+    throw ProtocolError("unknown wire encoding " + std::to_string(int(byte)));
+  }
+  return WireEncoding(byte);
+}
+
+size_t encodedWords(WireEncoding encoding, size_t count) {
+  switch (encoding) {
+    case WireEncoding::kFp32: return count;
+    case WireEncoding::kBf16: return blocks(count) * Bf16::blockWords();
+    case WireEncoding::kQ8: return blocks(count) * Quantized<8>::blockWords();
+    case WireEncoding::kQ4: return blocks(count) * Quantized<4>::blockWords();
+    case WireEncoding::kQ2: return blocks(count) * Quantized<2>::blockWords();
+  }
+  return count;
+}
+
+void encodeValues(WireEncoding encoding, float* values, size_t count, std::uint32_t* words) {
+  switch (encoding) {
+    case WireEncoding::kFp32:
+      std::memcpy(words, values, count * sizeof(float));
+      std::fill(values, values + count, 0.0f);
+      return;
+    case WireEncoding::kBf16: return encodeBlocks<Bf16>(values, count, words);
+    case WireEncoding::kQ8: return encodeBlocks<Quantized<8>>(values, count, words);
+    case WireEncoding::kQ4: return encodeBlocks<Quantized<4>>(values, count, words);
+    case WireEncoding::kQ2: return encodeBlocks<Quantized<2>>(values, count, words);
+  }
+}
+
+void decodeValues(WireEncoding encoding, const std::uint32_t* words, size_t count, float* values,
+                  bool add) {
+  switch (encoding) {
+    case WireEncoding::kFp32: {
+      if (add) {
+        for (size_t i = 0; i < count; ++i) values[i] += floatOf(words[i]);
+      } else {
+        std::memcpy(values, words, count * sizeof(float));
+      }
+      return;
+    }
+    case WireEncoding::kBf16: return decodeBlocks<Bf16>(words, count, values, add);
+    case WireEncoding::kQ8: return decodeBlocks<Quantized<8>>(words, count, values, add);
+    case WireEncoding::kQ4: return decodeBlocks<Quantized<4>>(words, count, values, add);
+    case WireEncoding::kQ2: return decodeBlocks<Quantized<2>>(words, count, values, add);
+  }
+}
+
+}  // namespace pstrain::net
