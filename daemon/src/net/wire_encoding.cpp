@@ -81,6 +81,80 @@ struct Quantized {
   }
 };
 
+// 4 bits a value: a sign bit and a level, 0 for zero, j = 1..7 for the block's largest magnitude
+// times 2^(j - 7). Each value goes to the nearer of the two levels around it.
+struct Logarithmic {
+  static constexpr size_t kPerWord = 8;
+  static constexpr size_t kWords = kBlockValues / kPerWord;
+  static constexpr std::int32_t kTop = 7;  // the level of the largest magnitude
+  static constexpr size_t blockWords() { return 1 + kWords; }
+
+  // The level of `ratio` (|value| / largest, at most 1 give or take rounding): from its float
+  // bits, the exponent plus one where the mantissa is at least 1.5 (nearer the next power).
+  static std::int32_t level(float ratio) {
+    const auto bits = std::int32_t(bitsOf(ratio));
+    const std::int32_t exponent = ((bits >> 23) & 0xFF) - 127;
+    const std::int32_t j = exponent + kTop + ((bits >> 22) & 1);
+    // Between 0 and the lowest level the midpoint is half of it: 2^-7 and up go to level 1.
+    const std::int32_t above = -std::int32_t(exponent >= -kTop);  // all ones or zero
+    return std::min(std::max(j, 1), kTop) & above;
+  }
+
+  // The value of level `j` with sign bit `negative` in a block whose largest magnitude has the
+  // bits `largest`: its exponent less kTop - j (exact, the block being far above float's
+  // smallest normal), or zero; in integer operations alone, so the loops vectorise.
+  static float value(std::int32_t j, std::uint32_t negative, std::uint32_t largest) {
+    const std::uint32_t keep = -std::uint32_t(j > 0);
+    return floatOf(((largest - (std::uint32_t(kTop - j) << 23)) | (negative << 31)) & keep);
+  }
+
+  static void encode(float* values, std::uint32_t* out) {
+    std::int32_t largestBits = 0;
+    for (size_t i = 0; i < kBlockValues; ++i) {
+      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
+      largestBits = magnitude > largestBits ? magnitude : largestBits;
+    }
+    // Below float's normal range times 2^6 the powers would not be exact: such a block is zero.
+    float largest = floatOf(std::uint32_t(largestBits));
+    if (!(largest >= 1e-30f)) largest = 0;
+    const float inverse = largest > 0 ? 1.0f / largest : 0.0f;
+    const std::uint32_t scale = bitsOf(largest);
+    out[0] = scale;
+    alignas(16) std::uint32_t packed[kWords] = {};
+    for (size_t j = 0; j < kPerWord; ++j) {
+      float* __restrict row = values + j * kWords;
+      alignas(16) std::int32_t steps[kWords];
+      alignas(16) std::uint32_t signs[kWords];
+      for (size_t i = 0; i < kWords; ++i) {
+        steps[i] = level(std::fabs(row[i]) * inverse);
+        signs[i] = (bitsOf(row[i]) >> 31) & std::uint32_t(steps[i] > 0);
+      }
+      for (size_t i = 0; i < kWords; ++i) {
+        packed[i] |= (std::uint32_t(steps[i]) | (signs[i] << 3)) << (j * 4);
+        row[i] -= value(steps[i], signs[i], scale);
+      }
+    }
+    std::memcpy(out + 1, packed, sizeof packed);
+  }
+
+  static void decode(const std::uint32_t* in, float* values, bool add) {
+    const std::uint32_t* words = in + 1;
+    for (size_t j = 0; j < kPerWord; ++j) {
+      float* __restrict row = values + j * kWords;
+      alignas(16) float decoded[kWords];
+      for (size_t i = 0; i < kWords; ++i) {
+        const std::uint32_t code = (words[i] >> (j * 4)) & 0xFu;
+        decoded[i] = value(std::int32_t(code & 7u), code >> 3, in[0]);
+      }
+      if (add) {
+        for (size_t i = 0; i < kWords; ++i) row[i] += decoded[i];
+      } else {
+        std::memcpy(row, decoded, sizeof decoded);
+      }
+    }
+  }
+};
+
 struct Bf16 {
   static constexpr size_t kWords = kBlockValues / 2;
   static constexpr size_t blockWords() { return kWords; }
@@ -154,20 +228,21 @@ std::string encodingName(WireEncoding encoding) {
     case WireEncoding::kQ8: return "q8";
     case WireEncoding::kQ4: return "q4";
     case WireEncoding::kQ2: return "q2";
+    case WireEncoding::kLog4: return "log4";
   }
   return "encoding " + std::to_string(int(encoding));
 }
 
 std::optional<WireEncoding> parseWireEncoding(const std::string& name) {
   for (auto encoding : {WireEncoding::kFp32, WireEncoding::kBf16, WireEncoding::kQ8,
-                        WireEncoding::kQ4, WireEncoding::kQ2}) {
+                        WireEncoding::kQ4, WireEncoding::kQ2, WireEncoding::kLog4}) {
     if (encodingName(encoding) == name) return encoding;
   }
   return std::nullopt;
 }
 
 WireEncoding wireEncodingFromByte(std::uint8_t byte) {
-  if (byte > std::uint8_t(WireEncoding::kQ2)) {
+  if (byte > std::uint8_t(WireEncoding::kLog4)) {
     throw ProtocolError("unknown wire encoding " + std::to_string(int(byte)));
   }
   return WireEncoding(byte);
@@ -180,6 +255,7 @@ size_t encodedWords(WireEncoding encoding, size_t count) {
     case WireEncoding::kQ8: return blocks(count) * Quantized<8>::blockWords();
     case WireEncoding::kQ4: return blocks(count) * Quantized<4>::blockWords();
     case WireEncoding::kQ2: return blocks(count) * Quantized<2>::blockWords();
+    case WireEncoding::kLog4: return blocks(count) * Logarithmic::blockWords();
   }
   return count;
 }
@@ -194,6 +270,7 @@ void encodeValues(WireEncoding encoding, float* values, size_t count, std::uint3
     case WireEncoding::kQ8: return encodeBlocks<Quantized<8>>(values, count, words);
     case WireEncoding::kQ4: return encodeBlocks<Quantized<4>>(values, count, words);
     case WireEncoding::kQ2: return encodeBlocks<Quantized<2>>(values, count, words);
+    case WireEncoding::kLog4: return encodeBlocks<Logarithmic>(values, count, words);
   }
 }
 
@@ -212,6 +289,7 @@ void decodeValues(WireEncoding encoding, const std::uint32_t* words, size_t coun
     case WireEncoding::kQ8: return decodeBlocks<Quantized<8>>(words, count, values, add);
     case WireEncoding::kQ4: return decodeBlocks<Quantized<4>>(words, count, values, add);
     case WireEncoding::kQ2: return decodeBlocks<Quantized<2>>(words, count, values, add);
+    case WireEncoding::kLog4: return decodeBlocks<Logarithmic>(words, count, values, add);
   }
 }
 

@@ -16,15 +16,24 @@ namespace pstrain::net {
 // The encoded values are 32-bit words in blocks of kBlockValues values: the block's scale (a
 // float32, the largest magnitude in the block over the top level), then its codes. qN codes
 // each value as one of 2^(N-1) - 1 levels either side of zero (q2: -1, 0, 1; q4: -7..7; q8:
-// -127..127), 32/N codes to a word. bf16 keeps float32's top 16 bits, rounded to nearest even,
+// -127..127), 32/N codes to a word. log4 codes each value in 4 bits as zero or a sign and a power
+// of two from the block's largest magnitude down to 1/64 of it: small values keep their size
+// relative to the large ones (Adam divides each by its own running magnitude). bf16 keeps float32's top 16 bits, rounded to nearest even,
 // two to a word, and no scale. A word holds values that lie a fixed stride apart in the block
 // (value i of the block is in word i % W, W words to a block), which lets both ends pack and
 // unpack whole vector registers at a time.
-enum class WireEncoding : std::uint8_t { kFp32 = 0, kBf16 = 1, kQ8 = 2, kQ4 = 3, kQ2 = 4 };
+enum class WireEncoding : std::uint8_t {
+  kFp32 = 0,
+  kBf16 = 1,
+  kQ8 = 2,
+  kQ4 = 3,
+  kQ2 = 4,
+  kLog4 = 5,
+};
 
 constexpr size_t kBlockValues = 128;
 
-// "fp32", "bf16", "q8", "q4", "q2"; parseWireEncoding() reads those back (nullopt: none of them).
+// "fp32", "bf16", "q8", "q4", "q2", "log4"; parseWireEncoding() reads those back (nullopt: none of them).
 std::string encodingName(WireEncoding encoding);
 std::optional<WireEncoding> parseWireEncoding(const std::string& name);
 // One of the enum's values; the wire's byte for it, checked (ProtocolError otherwise).
