@@ -469,6 +469,20 @@ BOOST_AUTO_TEST_CASE(a_declared_content_type_is_honoured_and_an_undeclared_one_s
   // No type named (curl's form default): the body says what it is.
   BOOST_TEST(server.curl("POST", "/predict", json, {}, "").status == 200);
   expectJsonError(server.curl("POST", "/predict", png, {}, ""), 400, "not a valid PNG image");
+  // A picture of a type not read is refused alike, declared, sent as a form or with no
+  // Content-Type at all (it was taken for bad JSON: 400 "unexpected end of text").
+  const std::string jpeg = std::string("\xff\xd8\xff\xe0", 4) + "not really a JPEG";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> ways{
+      {"image/jpeg", {}}, {"", {}}, {"", {"-H", "Content-Type:"}}};
+  for (const auto& [type, extra] : ways) {
+    const std::string named = extra.empty() ? type : "none";
+    BOOST_TEST_CONTEXT("Content-Type " << (named.empty() ? "curl's form default" : named)) {
+      expectJsonError(server.curl("POST", "/predict", jpeg, extra, type), 415,
+                      "image/jpeg is not supported: send a PNG image or JSON");
+      expectJsonError(server.curl("POST", "/v2/models/pstrain/infer", jpeg, extra, type), 415,
+                      "image/jpeg is not read here: POST /v2/models/{name}/infer takes JSON");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(v2_versions_paths_answer_for_version_1) {
