@@ -2,16 +2,12 @@
 
 #include <Poco/JSON/Object.h>
 #include <Poco/JSON/Parser.h>
-#include <Poco/Net/HTTPRequestHandler.h>
-#include <Poco/Net/HTTPRequestHandlerFactory.h>
-#include <Poco/Net/HTTPServerRequest.h>
-#include <Poco/Net/HTTPServerResponse.h>
-#include <Poco/Net/ServerSocket.h>
+#include <Poco/Net/HTTPRequest.h>
+#include <Poco/Net/HTTPResponse.h>
 #include <Poco/NumberParser.h>
 #include <Poco/URI.h>
 
 #include <algorithm>
-#include <chrono>
 #include <future>
 #include <optional>
 #include <sstream>
@@ -20,7 +16,6 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/observe/page.hpp"
 #include "pstrain/observe/status_client.hpp"
-#include "pstrain/serve/predict_request.hpp"
 #include "pstrain/serve/request_error.hpp"
 
 namespace pstrain::app {
@@ -28,9 +23,6 @@ namespace {
 
 using Poco::Net::HTTPResponse;
 using serve::RequestError;
-
-// A client sending its body slower than this is cut off: it holds one of the server's threads.
-constexpr auto kBodyDeadline = std::chrono::seconds(5);
 
 // The `after` of /events?after=N: 0 when absent; nullopt when it is not a number.
 std::optional<std::uint64_t> eventsAfter(const std::string& uri) {
@@ -81,100 +73,67 @@ Answer json(HTTPResponse::HTTPStatus status, const std::string& body) {
   return serve::jsonReply(status, body);
 }
 
-// The body, read within the size limit and the deadline; none is a 400 at once.
-std::string readBody(Poco::Net::HTTPServerRequest& request) {
-  const std::string none =
-      "the request has no body: send one, e.g. curl --data-binary @request.json";
-  // Neither a length nor chunks means no body (RFC 9112, 6.3), where Poco's stream would wait
-  // for the client to close, and answer 408 after the deadline.
-  if (!request.hasContentLength() && !request.getChunkedTransferEncoding()) {
-    throw RequestError(400, none);
-  }
-  const std::string limit = "the body is over the limit of " +
-                            std::to_string(serve::kMaxBodyBytes) + " bytes";
-  if (request.hasContentLength() && request.getContentLength64() > Poco::Int64(serve::kMaxBodyBytes)) {
-    throw RequestError(413, limit);
-  }
-  const auto deadline = std::chrono::steady_clock::now() + kBodyDeadline;
-  std::string body;
-  char buffer[65536];
-  auto& in = request.stream();
-  const std::string late = "the body did not arrive within " +
-                           std::to_string(kBodyDeadline.count()) + " s";
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    body.append(buffer, size_t(in.gcount()));
-    if (body.size() > serve::kMaxBodyBytes) throw RequestError(413, limit);
-    if (std::chrono::steady_clock::now() > deadline) throw RequestError(408, late);
-  }
-  // A read that timed out (the client went quiet) or broke leaves the stream bad.
-  if (in.bad()) throw RequestError(408, late);
-  if (body.empty()) throw RequestError(400, none);
-  return body;
-}
-
-std::string pathOf(const Poco::Net::HTTPServerRequest& request) {
+std::string pathOf(const Poco::Net::HTTPRequest& request) {
   return request.getURI().substr(0, request.getURI().find('?'));
 }
 
-std::string queryOf(const Poco::Net::HTTPServerRequest& request) {
+std::string queryOf(const Poco::Net::HTTPRequest& request) {
   const auto mark = request.getURI().find('?');
   return mark == std::string::npos ? "" : request.getURI().substr(mark + 1);
 }
 
-class Handler : public Poco::Net::HTTPRequestHandler {
+// Answers a request to any of the endpoint's paths: one for every connection, so what it keeps
+// of a request lives in the call.
+class Responder {
  public:
-  Handler(const HttpEndpoint::Pages* pages, const serve::ModelSlot* model,
-          serve::InferenceRoutes* routes, const std::string* corsOrigin)
-      : pages_(pages), model_(model), routes_(routes), corsOrigin_(corsOrigin) {}
+  Responder(const HttpEndpoint::Pages* pages, const serve::ModelSlot* model,
+            serve::InferenceRoutes* routes, std::string corsOrigin)
+      : pages_(pages), model_(model), routes_(routes), corsOrigin_(std::move(corsOrigin)) {}
 
-  void handleRequest(Poco::Net::HTTPServerRequest& request,
-                     Poco::Net::HTTPServerResponse& response) override {
-    Answer answer;
+  HttpAnswer operator()(const Poco::Net::HTTPRequest& request, const ReadBody& readBody) const {
+    std::optional<std::uint64_t> eventsSent;  // the /events answered: its `next`
+    HttpAnswer answer;
     try {
-      answer = route(request);
+      answer.reply = route(request, readBody, &eventsSent);
     } catch (const RequestError& e) {
-      answer = serve::errorReply(e.status(), e.what());
+      answer.reply = serve::errorReply(e.status(), e.what());
     } catch (const std::exception& e) {
-      answer = serve::errorReply(500, std::string("internal error: ") + e.what());
+      answer.reply = serve::errorReply(500, std::string("internal error: ") + e.what());
     }
-    response.setStatusAndReason(HTTPResponse::HTTPStatus(answer.status));
-    response.setContentType(answer.type);
-    if (!answer.allow.empty()) response.set("Allow", answer.allow);
-    response.set("Cache-Control", "no-store");
-    if (pathOf(request) == "/history") {
-      // Another run's page overlays this curve (its ?compare=): read-only numbers, no
-      // credentials, so any origin may read them.
-      response.set("Access-Control-Allow-Origin", "*");
-    } else if (!corsOrigin_->empty()) {
-      response.set("Access-Control-Allow-Origin", *corsOrigin_);
-      response.set("Vary", "Origin");
-      if (request.getMethod() == "OPTIONS") {  // a preflight, before a browser's POST
-        response.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
-        response.set("Access-Control-Allow-Headers", "Content-Type");
-        response.set("Access-Control-Max-Age", "600");
-      }
-    }
-    // A body left unread (refused early, or not for this route) would be taken for the next
-    // request on a kept-alive connection: close it instead.
-    const bool bodyPending = request.getChunkedTransferEncoding() ||
-                             (request.hasContentLength() && request.getContentLength64() > 0);
-    if (bodyPending && !bodyRead_) response.setKeepAlive(false);
-    response.sendBuffer(answer.body.data(), answer.body.size());
+    answer.headers = headers(request);
     // Counted once sent: a process that exits waits for this (Events::awaitReader).
-    if (eventsSent_) pages_->events->delivered(*eventsSent_);
+    if (eventsSent) {
+      answer.sent = [events = pages_->events, next = *eventsSent] { events->delivered(next); };
+    }
+    return answer;
   }
 
  private:
-  Answer route(Poco::Net::HTTPServerRequest& request) {
+  std::vector<std::pair<std::string, std::string>> headers(
+      const Poco::Net::HTTPRequest& request) const {
+    std::vector<std::pair<std::string, std::string>> out{{"Cache-Control", "no-store"}};
+    if (pathOf(request) == "/history") {
+      // Another run's page overlays this curve (its ?compare=): read-only numbers, no
+      // credentials, so any origin may read them.
+      out.emplace_back("Access-Control-Allow-Origin", "*");
+    } else if (!corsOrigin_.empty()) {
+      out.emplace_back("Access-Control-Allow-Origin", corsOrigin_);
+      out.emplace_back("Vary", "Origin");
+      if (request.getMethod() == "OPTIONS") {  // a preflight, before a browser's POST
+        out.emplace_back("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+        out.emplace_back("Access-Control-Allow-Headers", "Content-Type");
+        out.emplace_back("Access-Control-Max-Age", "600");
+      }
+    }
+    return out;
+  }
+
+  Answer route(const Poco::Net::HTTPRequest& request, const ReadBody& readBody,
+               std::optional<std::uint64_t>* eventsSent) const {
     const std::string path = pathOf(request);
-    if (request.getMethod() == "OPTIONS" && !corsOrigin_->empty()) {
+    if (request.getMethod() == "OPTIONS" && !corsOrigin_.empty()) {
       return {HTTPResponse::HTTP_NO_CONTENT, "text/plain", ""};
     }
-    auto readBody = [&] {
-      std::string body = app::readBody(request);
-      bodyRead_ = true;
-      return body;
-    };
     if (auto answer =
             routes_->answer(request.getMethod(), path, queryOf(request), request.getContentType(),
                             readBody)) {
@@ -210,7 +169,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
       if (!after) throw RequestError(400, "after must be a sequence number, e.g. /events?after=0");
       std::uint64_t next = 0;
       auto body = pages_->events->since(*after, &next);
-      eventsSent_ = next;
+      *eventsSent = next;
       return json(HTTPResponse::HTTP_OK, body);
     }
     if (path == "/history" && pages_) {
@@ -246,7 +205,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
   }
 
   // A training process is ready once connected; pstrain serve once it holds its model.
-  Answer readiness() {
+  Answer readiness() const {
     if (!pages_) {
       std::string reason;
       if (!model_->get(&reason)) return {HTTPResponse::HTTP_SERVICE_UNAVAILABLE, "text/plain", reason + "\n"};
@@ -260,7 +219,7 @@ class Handler : public Poco::Net::HTTPRequestHandler {
 
   // Every ps's /status, fetched together, in ps order: each ps's state and the workers it
   // serves, for the page.
-  Answer cluster() {
+  Answer cluster() const {
     std::vector<std::future<Poco::JSON::Object>> fetches;
     for (const auto& ps : pages_->psHttp()) {
       fetches.push_back(std::async(std::launch::async, psEntry, ps));
@@ -277,25 +236,6 @@ class Handler : public Poco::Net::HTTPRequestHandler {
   const HttpEndpoint::Pages* pages_;  // null: pstrain serve
   const serve::ModelSlot* model_;
   serve::InferenceRoutes* routes_;
-  const std::string* corsOrigin_;
-  bool bodyRead_ = false;
-  std::optional<std::uint64_t> eventsSent_;  // the /events answered: its `next`
-};
-
-class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
- public:
-  HandlerFactory(const HttpEndpoint::Pages* pages, const serve::ModelSlot* model,
-                 serve::InferenceRoutes* routes, std::string corsOrigin)
-      : pages_(pages), model_(model), routes_(routes), corsOrigin_(std::move(corsOrigin)) {}
-  Poco::Net::HTTPRequestHandler* createRequestHandler(
-      const Poco::Net::HTTPServerRequest&) override {
-    return new Handler(pages_, model_, routes_, &corsOrigin_);
-  }
-
- private:
-  const HttpEndpoint::Pages* pages_;
-  const serve::ModelSlot* model_;
-  serve::InferenceRoutes* routes_;
   const std::string corsOrigin_;
 };
 
@@ -304,32 +244,11 @@ class HandlerFactory : public Poco::Net::HTTPRequestHandlerFactory {
 HttpEndpoint::HttpEndpoint(int port, std::optional<Pages> pages, const serve::ModelSlot* model,
                            const Options& options)
     : pages_(std::move(pages)), routes_(model, options.modelName) {
-  Poco::Net::ServerSocket socket;
-  try {
-    // SO_REUSEADDR, so a restart binds while old connections linger in TIME_WAIT; not
-    // SO_REUSEPORT, which would let a second server share the port and split its requests.
-    socket.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(port)), true, false);
-    socket.listen(64);
-  } catch (const Poco::Exception& e) {
-    throw ListenError("cannot listen for HTTP on port " + std::to_string(port) + ": " +
-                      e.displayText());
-  }
-  // Bounded: a few threads, a short queue, and a timeout on every read and write, so a slow or
-  // stuck client holds one thread for seconds and the probes are still answered. A kept-alive
-  // connection holds its thread between requests too, at most 5 s idle.
-  auto params = new Poco::Net::HTTPServerParams;
-  params->setMaxThreads(16);
-  params->setMaxQueued(64);
-  params->setTimeout(Poco::Timespan(5, 0));
-  params->setKeepAlive(true);
-  params->setKeepAliveTimeout(Poco::Timespan(5, 0));
-  server_ = std::make_unique<Poco::Net::HTTPServer>(
-      new HandlerFactory(pages_ ? &*pages_ : nullptr, model, &routes_, options.corsOrigin), socket,
-      params);
-  server_->start();
+  server_ = std::make_unique<HttpServer>(
+      port, Responder(pages_ ? &*pages_ : nullptr, model, &routes_, options.corsOrigin));
 }
 
-HttpEndpoint::~HttpEndpoint() { server_->stop(); }
+HttpEndpoint::~HttpEndpoint() = default;
 
 int HttpEndpoint::port() const { return server_->port(); }
 

@@ -10,7 +10,7 @@ std::vector<int> freeLoopbackPorts(int count) {
   std::vector<Poco::Net::ServerSocket> held(static_cast<size_t>(count));
   std::vector<int> ports;
   for (auto& listener : held) {
-    listener.bind(Poco::Net::SocketAddress("127.0.0.1", 0), true);
+    listener.bind(Poco::Net::SocketAddress("127.0.0.1", 0), true, false);  // no SO_REUSEPORT
     listener.listen(1);
     ports.push_back(listener.address().port());
   }

@@ -38,8 +38,11 @@ std::string addressOf(const Poco::Net::StreamSocket& socket) {
 Listener::Listener(Options options, Serve serve)
     : options_(std::move(options)), serve_(std::move(serve)) {
   try {
+    // SO_REUSEADDR, so a restart binds while old connections linger in TIME_WAIT; not
+    // SO_REUSEPORT, which Poco's bind(address, true) sets too: with it a second ps on the same
+    // port bound without a word and the kernel split the workers' connections between the two.
     server_.bind(Poco::Net::SocketAddress("0.0.0.0", static_cast<Poco::UInt16>(options_.port)),
-                 true);
+                 true, false);
     server_.listen(256);
   } catch (const Poco::Exception& e) {
     throw ListenError("cannot listen on port " + std::to_string(options_.port) + ": " +

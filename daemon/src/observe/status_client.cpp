@@ -6,6 +6,7 @@
 #include <Poco/Net/HTTPResponse.h>
 #include <Poco/StreamCopier.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "pstrain/common/error.hpp"
@@ -75,6 +76,17 @@ PredictProbe probePredict(const std::string& host, int port, double timeoutSecon
   return {reply.status, answer};
 }
 
+std::string durationText(double seconds) {
+  if (!std::isfinite(seconds)) return "-";
+  const long wholeSeconds = std::lround(std::max(0.0, seconds));
+  if (wholeSeconds < 60) return std::to_string(wholeSeconds) + " s";
+  if (wholeSeconds < 3600) {
+    return std::to_string(wholeSeconds / 60) + " min " + std::to_string(wholeSeconds % 60) + " s";
+  }
+  const long wholeMinutes = std::lround(seconds / 60);
+  return std::to_string(wholeMinutes / 60) + " h " + std::to_string(wholeMinutes % 60) + " min";
+}
+
 std::string describeProgress(const StatusSnapshot& s) {
   char text[256];
   double percent = s.trainSteps ? 100.0 * double(s.globalStep) / double(s.trainSteps) : 0;
@@ -87,7 +99,7 @@ std::string describeProgress(const StatusSnapshot& s) {
   if (s.testAccuracy) line += ", accuracy " + std::to_string(*s.testAccuracy).substr(0, 6);
   if (s.state == "training" && s.stepsPerSecond > 0 && s.trainSteps > s.globalStep) {
     double eta = double(s.trainSteps - s.globalStep) / s.stepsPerSecond;
-    line += ", ETA " + std::to_string(long(std::ceil(eta))) + " s";
+    line += ", ETA " + durationText(std::ceil(eta));
   }
   return line;
 }

@@ -185,6 +185,48 @@ std::string withInputs(const std::string& prediction, const arma::fmat& inputs) 
   return out + "]}";
 }
 
+// The model and version a path names, where it names them: this server's, or a 404.
+void checkTarget(const Route& route, const std::string& modelName) {
+  if (!route.model.empty() && route.model != modelName) {
+    throw RequestError(
+        404, "model \"" + route.model + "\" is not served here; \"" + modelName + "\" is");
+  }
+  if (!route.version.empty() && route.version != kModelVersion) {
+    throw RequestError(404, "version \"" + route.version + "\" of model \"" + modelName +
+                                "\" is not served here; version \"" + kModelVersion + "\" is");
+  }
+}
+
+// A body of `contentType` on `route`: a multipart upload is refused on every route (415), any
+// type but JSON on the routes that take only JSON.
+void checkBodyType(const Route& route, const std::string& contentType) {
+  const BodyType type = declaredBody(contentType);
+  const bool json = type == BodyType::kJson || type == BodyType::kUndeclared;
+  if (route.endpoint != Endpoint::kPredict && !json) {
+    throw RequestError(415, mediaType(contentType) + " is not read here: POST " + route.pattern +
+                                " takes JSON");
+  }
+}
+
+// The body of a POST to a route that takes only JSON, read; a picture sent undeclared is
+// refused as it would be declared.
+std::string jsonBody(const Route& route, const std::string& contentType,
+                     const std::function<std::string()>& readBody) {
+  std::string body = readBody();
+  checkBodyType(route, contentTypeOf(contentType, body));
+  return body;
+}
+
+// A 405 naming the method `route` takes.
+HttpReply wrongMethod(const Route& route) {
+  return methodNotAllowed(
+      route.post ? "POST" : "GET, HEAD",
+      std::string(route.post ? "POST" : "GET") + " " + route.pattern +
+          (route.endpoint == Endpoint::kPredict
+               ? ": JSON {\"images\": [[784 values 0-255], ...]} or a PNG image"
+               : ""));
+}
+
 }  // namespace
 
 std::shared_ptr<Predictor> InferenceRoutes::predictor() const {
@@ -216,32 +258,14 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
                                  const std::string& query, const std::string& contentType,
                                  const std::function<std::string()>& readBody) const {
   if (route.post ? method != "POST" : method != "GET" && method != "HEAD") {
-    return methodNotAllowed(
-        route.post ? "POST" : "GET, HEAD",
-        std::string(route.post ? "POST" : "GET") + " " + route.pattern +
-            (route.endpoint == Endpoint::kPredict
-                 ? ": JSON {\"images\": [[784 values 0-255], ...]} or a PNG image"
-                 : ""));
+    return wrongMethod(route);
   }
   if (!model_) throw RequestError(404, "no model here: worker 0 and pstrain serve predict");
-  if (!route.model.empty() && route.model != modelName_) {
-    throw RequestError(
-        404, "model \"" + route.model + "\" is not served here; \"" + modelName_ + "\" is");
-  }
-  if (!route.version.empty() && route.version != kModelVersion) {
-    throw RequestError(404, "version \"" + route.version + "\" of model \"" + modelName_ +
-                                "\" is not served here; version \"" + kModelVersion + "\" is");
-  }
-  if (route.post) {
-    // Refused from its headers, before the body is read: a form upload on every route, and
-    // anything declared other than JSON on the routes that take only JSON.
-    const BodyType type = declaredBody(contentType);
-    const bool json = type == BodyType::kJson || type == BodyType::kUndeclared;
-    if (route.endpoint != Endpoint::kPredict && !json) {
-      throw RequestError(415, mediaType(contentType) + " is not read here: POST " + route.pattern +
-                                  " takes JSON");
-    }
-  }
+  checkTarget(route, modelName_);
+  // Refused from its headers, before the body is read: a form upload on every route, and
+  // anything declared other than JSON on the routes that take only JSON; a picture sent there
+  // undeclared is refused the same way once read.
+  if (route.post) checkBodyType(route, contentType);
   std::string reason;
   const auto current = model_->get(&reason);
   const bool loaded = current != nullptr;
@@ -271,7 +295,7 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
     case Endpoint::kModelMetadata:
       return jsonReply(200, modelMetadataJson(modelName_));
     case Endpoint::kInfer: {
-      auto request = parseInferRequest(readBody());
+      auto request = parseInferRequest(jsonBody(route, contentType, readBody));
       auto model = predictor();
       Prediction prediction(model->probabilities(request.inputs), model->dataSet().classes);
       return jsonReply(200, inferResponseJson(modelName_, route.version, request, prediction));
@@ -281,7 +305,7 @@ HttpReply InferenceRoutes::route(const Route& route, const std::string& method,
     case Endpoint::kTfModelMetadata:
       return jsonReply(200, tfModelMetadataJson(modelName_));
     case Endpoint::kTfPredict: {
-      auto request = parseTfPredictRequest(readBody());
+      auto request = parseTfPredictRequest(jsonBody(route, contentType, readBody));
       auto model = predictor();
       Prediction prediction(model->probabilities(request.inputs), model->dataSet().classes);
       return jsonReply(200, tfPredictResponseJson(request, prediction));

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <optional>
+#include <string_view>
 
 #include "pstrain/model/layout.hpp"
 #include "pstrain/serve/image_inputs.hpp"
@@ -82,6 +83,24 @@ std::string mediaType(const std::string& contentType) {
   return Poco::toLower(Poco::trim(contentType.substr(0, contentType.find(';'))));
 }
 
+std::string sniffedImageType(const std::string& body) {
+  auto startsWith = [&body](std::string_view magic, size_t at = 0) {
+    return body.size() >= at + magic.size() &&
+           std::string_view(body).substr(at, magic.size()) == magic;
+  };
+  if (looksLikePng(body)) return "image/png";
+  if (startsWith("\xff\xd8\xff")) return "image/jpeg";
+  if (startsWith("GIF87a") || startsWith("GIF89a")) return "image/gif";
+  if (startsWith("RIFF") && startsWith("WEBP", 8)) return "image/webp";
+  return "";
+}
+
+std::string contentTypeOf(const std::string& contentType, const std::string& body) {
+  if (declaredBody(contentType) != BodyType::kUndeclared) return contentType;
+  const std::string sniffed = sniffedImageType(body);
+  return sniffed.empty() ? contentType : sniffed;
+}
+
 BodyType declaredBody(const std::string& contentType) {
   const std::string type = mediaType(contentType);
   if (type == "application/json") return BodyType::kJson;
@@ -98,14 +117,14 @@ BodyType declaredBody(const std::string& contentType) {
 
 arma::fmat parsePredictBody(const std::string& body, const std::string& contentType,
                             data::PictureKind pictures) {
-  const BodyType type = declaredBody(contentType);
-  if (type == BodyType::kOther) {
-    throw RequestError(415, mediaType(contentType) +
-                                " is not supported: send a PNG image or JSON " + kShape);
+  const std::string type = contentTypeOf(contentType, body);
+  const BodyType declared = declaredBody(type);
+  if (declared == BodyType::kOther) {
+    throw RequestError(415, mediaType(type) + " is not supported: send a PNG image or JSON " +
+                                kShape);
   }
   // A declared type is taken at its word: a PNG sent as JSON is bad JSON, not a picture.
-  const bool png = type == BodyType::kPng || (type == BodyType::kUndeclared && looksLikePng(body));
-  if (!png) return inputsOfJson(body, type == BodyType::kJson);
+  if (declared != BodyType::kPng) return inputsOfJson(body, declared == BodyType::kJson);
   ImageInputs inputs;
   inputs.addImage(inputFromPng(body, pictures));
   return inputs.matrix();

@@ -13,6 +13,7 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/events.hpp"
+#include "support/http.hpp"
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
@@ -275,6 +276,54 @@ BOOST_AUTO_TEST_CASE(a_ps_whose_port_is_taken_exits_without_reporting_training) 
   for (const auto& state : eventsOf(cluster.logs.path(), "state")) {
     BOOST_TEST(state->getValue<std::string>("state") != "training");
   }
+}
+
+// Poco's bind(address, true) sets SO_REUSEPORT beside SO_REUSEADDR: a second pstrain on the
+// port of a first bound it without a word, and the kernel split the workers' connections between
+// the two. A ps (or worker) whose ps or HTTP port a pstrain holds now ends at start, within
+// seconds, with one line naming the port; the first serves on.
+BOOST_AUTO_TEST_CASE(a_second_ps_on_a_port_a_ps_holds_fails_at_start_and_the_first_serves_on) {
+  SyntheticCluster cluster;
+  const auto ports = pstrain::net::freeLoopbackPorts(4);
+  const std::string psPort = std::to_string(ports[0]);
+  auto psArgs = [&](int httpPort, int listenPort, const std::string& logDir) {
+    return std::vector<std::string>{
+        "run", "--role", "ps", "--index", "0", "--ps-hosts", "127.0.0.1:" + psPort, "--ps-port",
+        std::to_string(listenPort), "--http-port", std::to_string(httpPort), "--data-dir",
+        cluster.data.path(), "--log-dir", cluster.logs.file(logDir), "--log-to-stdout", "false"};
+  };
+  auto argv = psArgs(ports[1], ports[0], "first");
+  argv.insert(argv.begin(), pstrainBinary());
+  pstrain::app::ChildProcess first(argv, cluster.logs.file("first.out"),
+                                   cluster.logs.file("first.err"));
+  BOOST_REQUIRE(waitFor([&] { return !eventsOf(cluster.logs.file("first"), "listening").empty(); },
+                        std::chrono::seconds(30)));
+  struct Taken {
+    std::string what;
+    std::vector<std::string> args;
+    std::string line;
+  };
+  const std::vector<Taken> cases{
+      {"its ps port", psArgs(ports[2], ports[0], "second"), "cannot listen on port " + psPort},
+      {"its HTTP port", psArgs(ports[1], ports[3], "third"),
+       "cannot listen for HTTP on port " + std::to_string(ports[1])}};
+  for (const auto& taken : cases) {
+    BOOST_TEST_CONTEXT(taken.what) {
+      const auto start = std::chrono::steady_clock::now();
+      auto second = runPstrain(taken.args, 20);
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      BOOST_TEST(took < 5, "it ended after " << took << " s");
+      expectOneErrorLine(second, pstrain::kExitListen, taken.line);
+      BOOST_TEST(contains(second.err, "Address already in use"), second.err);
+    }
+  }
+  BOOST_TEST(!first.poll().has_value());  // still running
+  BOOST_TEST(httpGet(ports[1], "/readyz").status == 200);
+  auto status = parseObject(httpGet(ports[1], "/status").body);
+  BOOST_REQUIRE(status);
+  BOOST_TEST(status->getValue<std::string>("role") == "ps");
+  first.stop(std::chrono::milliseconds(5000));
 }
 
 // Asynchronous runs differ in the order gradients meet: at 3000 steps the final accuracy spread

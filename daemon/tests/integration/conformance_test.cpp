@@ -8,15 +8,13 @@
 #include <memory>
 
 #include "pstrain/app/child_process.hpp"
-#include "pstrain/common/atomic_file.hpp"
-#include "pstrain/data/data_set.hpp"
 #include "pstrain/data/mnist.hpp"
-#include "pstrain/model/model_file.hpp"
 #include "pstrain/net/free_ports.hpp"
 #include "support/http.hpp"
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
+#include "support/test_model.hpp"
 #include "support/wait.hpp"
 
 // `pstrain serve` against the request and response examples of the Open Inference Protocol
@@ -28,18 +26,6 @@ using pstrain::app::ChildProcess;
 
 namespace {
 
-// A model of Fashion-MNIST's shape and class names; its answers need not be right here.
-std::string writeModel(const TempDir& dir) {
-  auto files = pstrain::data::findMnistFiles(kFashionMnistDir);
-  auto layout = pstrain::model::Layout::mnist({32});
-  pstrain::model::Model model{
-      layout, pstrain::model::initialParameters(layout, 7),
-      pstrain::data::describeDataSet(kFashionMnistDir, pstrain::data::loadTestSet(files), 10)};
-  const std::string path = dir.file("model.bin");
-  pstrain::writeFileAtomically(path, pstrain::model::serializeModel(model));
-  return path;
-}
-
 struct Reply {
   int status = 0;
   std::string headers;
@@ -50,7 +36,8 @@ struct Reply {
 class Server {
  public:
   explicit Server(bool withModel, std::vector<std::string> flags = {}) {
-    const std::string model = withModel ? writeModel(dir_) : dir_.file("absent.bin");
+    const std::string model =
+        withModel ? writeTestModel(dir_.file("model.bin")) : dir_.file("absent.bin");
     std::vector<std::string> argv{pstrainBinary(), "serve",       "--model",
                                   model,           "--http-port", std::to_string(port_)};
     argv.insert(argv.end(), flags.begin(), flags.end());
@@ -63,6 +50,8 @@ class Server {
     }
   }
   ~Server() { process_->stop(std::chrono::milliseconds(5000)); }
+
+  int port() const { return port_; }
 
   std::string url(const std::string& path) const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
@@ -140,6 +129,17 @@ std::vector<int> classesIn(const Poco::JSON::Array::Ptr& list) {
   std::vector<int> classes;
   for (size_t i = 0; i < list->size(); ++i) classes.push_back(list->getElement<int>(unsigned(i)));
   return classes;
+}
+
+// The message of the refusal in a raw HTTP answer, {"error": "..."}; "" where it holds none.
+std::string errorIn(const std::string& answer) {
+  const size_t end = answer.find("\r\n\r\n");
+  if (end == std::string::npos) return "";
+  try {
+    return parseObject(answer.substr(end + 4))->getValue<std::string>("error");
+  } catch (const std::exception&) {
+    return "";
+  }
 }
 
 void expectJsonError(const Reply& reply, int status, const std::string& start) {
@@ -469,6 +469,20 @@ BOOST_AUTO_TEST_CASE(a_declared_content_type_is_honoured_and_an_undeclared_one_s
   // No type named (curl's form default): the body says what it is.
   BOOST_TEST(server.curl("POST", "/predict", json, {}, "").status == 200);
   expectJsonError(server.curl("POST", "/predict", png, {}, ""), 400, "not a valid PNG image");
+  // A picture of a type not read is refused alike, declared, sent as a form or with no
+  // Content-Type at all (it was taken for bad JSON: 400 "unexpected end of text").
+  const std::string jpeg = std::string("\xff\xd8\xff\xe0", 4) + "not really a JPEG";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> ways{
+      {"image/jpeg", {}}, {"", {}}, {"", {"-H", "Content-Type:"}}};
+  for (const auto& [type, extra] : ways) {
+    const std::string named = extra.empty() ? type : "none";
+    BOOST_TEST_CONTEXT("Content-Type " << (named.empty() ? "curl's form default" : named)) {
+      expectJsonError(server.curl("POST", "/predict", jpeg, extra, type), 415,
+                      "image/jpeg is not supported: send a PNG image or JSON");
+      expectJsonError(server.curl("POST", "/v2/models/pstrain/infer", jpeg, extra, type), 415,
+                      "image/jpeg is not read here: POST /v2/models/{name}/infer takes JSON");
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(v2_versions_paths_answer_for_version_1) {
@@ -539,4 +553,87 @@ BOOST_AUTO_TEST_CASE(tf_serving_refuses_an_unknown_signature_name) {
   BOOST_TEST(server.curl("POST", "/v1/models/pstrain:predict",
                          "{\"signature_name\":\"\",\"instances\":[" + image + "]}")
                  .status == 200);  // empty: the default, as TF Serving takes it
+}
+
+// Python's urllib sends a whole body before it reads the answer: closed with the body unread, the
+// connection was reset under it ("Connection reset by peer") where curl, which reads as it
+// sends, got the 413. The rest of the body is read and dropped now, and both read the answer.
+BOOST_AUTO_TEST_CASE(a_body_over_the_limit_gets_a_413_that_urllib_and_curl_read) {
+  Server server(true);
+  TempDir dir;
+  const std::string huge(size_t(64) << 20, ' ');
+  writeFile(dir.file("huge.json"), huge);
+  const std::string urllib =
+      "import sys, urllib.request, urllib.error\n"
+      "request = urllib.request.Request(sys.argv[1], data=open(sys.argv[2], 'rb').read(),\n"
+      "                                 headers={'Content-Type': 'application/json'})\n"
+      "try:\n"
+      "    urllib.request.urlopen(request, timeout=30)\n"
+      "    print(200)\n"
+      "except urllib.error.HTTPError as e:\n"
+      "    print(e.code, e.read().decode().strip())\n"
+      "except OSError as e:\n"
+      "    print('failed:', e)\n";
+  const std::string limit = "the body is over the limit of 8388608 bytes";
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    auto python =
+        runCommand("python3", {"-c", urllib, server.url("/predict"), dir.file("huge.json")}, 60);
+    BOOST_TEST(python.out == "413 {\"error\":\"" + limit + "\"}\n", python.out << python.err);
+  }
+  expectJsonError(server.curl("POST", "/predict", huge), 413, limit);
+  BOOST_TEST(server.curl("GET", "/v2/health/live").status == 200);  // the next request too
+}
+
+// Every refusal is JSON with its status, those of a head that is not HTTP/1.1 too: a garbage
+// request line or a 20 KB URI got a bare 400 with no body, a Content-Length that is no number no
+// answer at all. Each is answered at once, and the server answers the next request.
+BOOST_AUTO_TEST_CASE(a_head_that_is_not_http_1_1_is_refused_with_json_and_its_status) {
+  Server server(true);
+  std::string fields;
+  for (int i = 0; i < 3; ++i) {
+    fields += "X-Pad-" + std::to_string(i) + ": " + std::string(8000, 'a') + "\r\n";
+  }
+  std::string manyFields;
+  for (int i = 0; i < 101; ++i) manyFields += "X-" + std::to_string(i) + ": 1\r\n";
+  struct Case {
+    std::string what;
+    std::string request;
+    int status;
+    std::string error;
+  };
+  const std::string usage = "the request line is not METHOD TARGET HTTP/1.1";
+  const std::vector<Case> cases{
+      {"a garbage request line", "GARBAGE\r\n\r\n", 400, usage},
+      {"a TLS hello", std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03", 11), 400,
+       usage},
+      {"a request line of four words", "GET / HTTP/1.1 extra\r\n\r\n", 400, usage},
+      {"a 20 KB URI", "GET /" + std::string(20000, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n",
+       414, "the request URI is over the limit of 8192 bytes"},
+      {"Content-Length: abc",
+       "POST /predict HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400,
+       "Content-Length \"abc\" is not a number of bytes"},
+      {"two Content-Lengths",
+       "POST /predict HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}", 400,
+       "Content-Length is given twice, as 2 and 3"},
+      {"24 KB of header fields", "GET /healthz HTTP/1.1\r\n" + fields + "\r\n", 431,
+       "the request's header fields are over the limit of 16384 bytes"},
+      {"101 header fields", "GET /healthz HTTP/1.1\r\n" + manyFields + "\r\n", 431,
+       "the request has over 100 header fields"},
+      {"a header line without a colon", "GET /healthz HTTP/1.1\r\nnonsense\r\n\r\n", 400,
+       "a header line is not NAME: value"},
+      {"HTTP/2.0", "GET /healthz HTTP/2.0\r\n\r\n", 505,
+       "HTTP/2.0 is not spoken here: send HTTP/1.1"}};
+  for (const auto& bad : cases) {
+    BOOST_TEST_CONTEXT(bad.what) {
+      const auto start = std::chrono::steady_clock::now();
+      const std::string answer = rawRequest(server.port(), bad.request);
+      const double took =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      BOOST_TEST(answer.rfind("HTTP/1.1 " + std::to_string(bad.status) + " ", 0) == 0, answer);
+      BOOST_TEST(contains(answer, "\r\nContent-Type: application/json\r\n"), answer);
+      BOOST_TEST(errorIn(answer) == bad.error, answer);
+      BOOST_TEST(took < 3, "answered after " << took << " s");
+    }
+  }
+  BOOST_TEST(server.curl("GET", "/v2/health/live").status == 200);
 }

@@ -11,6 +11,7 @@
 #include "pstrain/observe/meters.hpp"
 #include "pstrain/observe/progress.hpp"
 #include "pstrain/observe/prometheus_exposition.hpp"
+#include "pstrain/observe/status_client.hpp"
 #include "pstrain/observe/status_json.hpp"
 #include "pstrain/observe/worker_roster.hpp"
 #include "support/json.hpp"
@@ -214,4 +215,24 @@ BOOST_AUTO_TEST_CASE(a_ps_status_tells_each_workers_loss_and_when_it_was_last_he
   const double seen = first->getValue<double>("seconds_since_seen");
   BOOST_TEST((seen >= 0 && seen < 5));
   BOOST_TEST(!json->getArray("workers")->getObject(1)->has("loss"));  // not known yet
+}
+
+BOOST_AUTO_TEST_CASE(durations_are_rounded_once_then_split_so_no_part_reads_60) {
+  // Each part rounded alone wrote 59.6 s as "60 s", 119.6 s as "1 min 60 s", 3599.6 s as
+  // "59 min 60 s" and 7170 s (119.5 minutes) as "1 h 60 min".
+  const std::vector<std::pair<double, std::string>> cases{
+      {0.4, "0 s"},         {59.4, "59 s"},          {59.6, "1 min 0 s"},
+      {119.6, "2 min 0 s"}, {3599.4, "59 min 59 s"}, {3599.6, "1 h 0 min"},
+      {5400, "1 h 30 min"}, {7170, "2 h 0 min"},     {7199.6, "2 h 0 min"}};
+  for (const auto& [seconds, text] : cases) {
+    BOOST_TEST(durationText(seconds) == text, seconds << " s");
+  }
+  // The progress line's ETA, in whole seconds rounded up, as the page writes it.
+  StatusSnapshot status;
+  status.state = "training";
+  status.globalStep = 1000;
+  status.trainSteps = 120600;
+  status.stepsPerSecond = 1000;  // 119.6 s left
+  BOOST_TEST(describeProgress(status).find(", ETA 2 min 0 s") != std::string::npos,
+             describeProgress(status));
 }

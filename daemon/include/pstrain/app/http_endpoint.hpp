@@ -1,13 +1,12 @@
 #pragma once
 
-#include <Poco/Net/HTTPServer.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "pstrain/app/http_server.hpp"
 #include "pstrain/observe/events.hpp"
 #include "pstrain/observe/progress.hpp"
 #include "pstrain/serve/inference_routes.hpp"
@@ -28,8 +27,8 @@ namespace pstrain::app {
 // It lives in app/, beside the commands that assemble it: observe/ renders what a process
 // reports, serve/ answers inference, and neither depends on the other.
 // `pages` is absent for `pstrain serve`, which trains nothing; `model` is null where no model
-// is served (every process but worker 0). Connections are kept alive; a port another process
-// holds is a ListenError.
+// is served (every process but worker 0). The server (HttpServer) keeps connections alive and
+// answers every refusal with JSON; a port another process holds is a ListenError.
 class HttpEndpoint {
  public:
   // What a training process shows: renderings and its record of events, read at each request.
@@ -59,7 +58,7 @@ class HttpEndpoint {
  private:
   const std::optional<Pages> pages_;
   serve::InferenceRoutes routes_;
-  std::unique_ptr<Poco::Net::HTTPServer> server_;
+  std::unique_ptr<HttpServer> server_;
 };
 
 }  // namespace pstrain::app

@@ -44,7 +44,12 @@ struct PredictProbe {
 // POST a blank image to http://host:port/predict; throws UnreachableError when nothing answers.
 PredictProbe probePredict(const std::string& host, int port, double timeoutSeconds = 5);
 
-// "training: global step 1234/3000 (41%), 1002 steps/s, loss 0.4321, accuracy 0.8512, ETA 2 s"
+// A duration as the page writes one: "42 s", "3 min 5 s", "2 h 7 min". It is rounded once, to
+// the unit written last, and then split, so that no part reads 60 (119.6 s is "2 min 0 s").
+std::string durationText(double seconds);
+
+// "training: global step 1234/3000 (41%), 1002 steps/s, loss 0.4321, accuracy 0.8512, ETA 2 s";
+// the ETA in whole seconds rounded up, written by durationText ("ETA 3 min 20 s").
 std::string describeProgress(const StatusSnapshot& status);
 
 }  // namespace pstrain::observe
