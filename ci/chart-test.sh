@@ -4,8 +4,9 @@
 #
 # Needs Go (at /usr/local/go or on PATH) and jq. Its tools are built with `go install` at the
 # versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
-# validators in tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default:
-# $(go env GOPATH)/pstrain-chart-tools), and rebuilt only when those pins or sources change.
+# validators in tests/chart/cmd), and in tests/chart/helm-docs/go.mod (helm-docs, outside the
+# workspace), into $PSTRAIN_TOOLS_DIR (default: $(go env GOPATH)/pstrain-chart-tools), and rebuilt
+# only when those pins or sources change.
 # `ci/chart-test.sh tools`: only the tools (ci/test.sh builds them ahead, in the background).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,9 +29,12 @@ export PATH="$tools/bin:$PATH"
 source ci/checks.sh
 
 module=tests/chart
-# The tools' sources, and the build list they are built from (tests/go.work's, shared).
-stamp="$({ cat $(find "$module/cmd" -name '*.go' | sort); go version; go env CGO_ENABLED GOFLAGS
-  (cd "$module" && go list -m all); } | sha256sum | cut -d' ' -f1)"
+helm_docs=tests/chart/helm-docs
+# The tools' sources, and the build lists they are built from (tests/go.work's, shared, and
+# helm-docs' own).
+stamp="$({ cat $(find "$module/cmd" -name '*.go' | sort) "$helm_docs/go.mod" "$helm_docs/go.sum"
+  go version; go env CGO_ENABLED GOFLAGS; (cd "$module" && go list -m all); } |
+  sha256sum | cut -d' ' -f1)"
 
 install_tools() {
   local helm_version kube_minor
@@ -44,6 +48,7 @@ install_tools() {
     ldflags+=" -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMinor=$kube_minor"
   done
   (cd "$module" && GOBIN="$tools/bin" go install -ldflags "$ldflags" $(tools_of .) ./cmd/...) || return 1
+  (cd "$helm_docs" && GOWORK=off GOBIN="$tools/bin" go install tool) || return 1
   # helm-unittest as a helm plugin, laid out by hand instead of `helm plugin install`.
   local plugin="$tools/helm-plugins/unittest"
   mkdir -p "$plugin"
@@ -71,7 +76,7 @@ if [ "$(cat "$tools/stamp" 2>/dev/null)" != "$stamp" ]; then
 fi
 exec 9>&-
 [ "${1:-}" = tools ] && exit
-pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, kubestrict, valuesdoc"
+pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, helm-docs, kubestrict, valuesdoc"
 
 # run NAME CMD...: the check passes when CMD succeeds.
 run() {
@@ -373,6 +378,23 @@ elif unknown="$(grep -vxF -f <(daemon_keys) <<<"$keys")"; then
 else
   pass "daemon configuration keys ($(wc -l <<<"$keys")) are all in $reference"
 fi
-run "every value is documented in values.yaml and chart/README.md" valuesdoc chart
+# chart/README.md is generated: helm-docs writes its values table from the "# --" comments of
+# values.yaml into chart/README.md.gotmpl, which holds the prose. Run it after changing either:
+#   helm-docs --chart-search-root chart --sort-values-order file
+readme_of() { helm-docs --chart-search-root "$1" --sort-values-order file --dry-run --log-level warning; }
+run "chart/README.md is what helm-docs writes from values.yaml and README.md.gotmpl" \
+  diff -u chart/README.md <(readme_of chart)
+run "every value of values.yaml has a helm-docs description and a row in chart/README.md's table" \
+  valuesdoc chart
+# Both checks fail where they should: on a copy of the chart whose values.yaml gained a comment
+# that README.md lacks, and on one with a value whose comment is not helm-docs' description.
+cp -r chart "$work/chart"
+sed -i 's/^  # -- batchsize is the number of examples/&, a changed comment,/' "$work/chart/values.yaml"
+refused "the README check fails on a values.yaml comment README.md lacks" '^\+.*batchsize.*a changed comment' \
+  diff -u "$work/chart/README.md" <(readme_of "$work/chart")
+sed -i 's/^  # -- batchsize is/  # batchsize is/' "$work/chart/values.yaml"
+refused "valuesdoc refuses a value without a helm-docs description" \
+  '`hyperparams.batchsize` needs a comment whose last paragraph starts with "# -- batchsize"' \
+  valuesdoc "$work/chart"
 
 summary

@@ -21,6 +21,8 @@ downloads=($!)
 downloads+=($!)
 (cd tests/kind/coredns && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # and CoreDNS
 downloads+=($!)
+(cd tests/chart/helm-docs && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # helm-docs
+downloads+=($!)
 bash ci/build.sh
 # What the later phases compile (the sanitizer and fuzzing builds, the chart test tools, kind and
 # its node image) is compiled from here on in the background, on the CPU time the phases before
