@@ -259,6 +259,8 @@ worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|
 unknown top-level key|{epochs: 10}|'epochs' not allowed
 unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
 hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
+hyperparams.pushEncoding q3|{hyperparams: {pushEncoding: q3}}|/hyperparams/pushEncoding
+hyperparams.pullEncoding fp16|{hyperparams: {pullEncoding: fp16}}|/hyperparams/pullEncoding
 hyperparams.learningrate not a number|{hyperparams: {learningrate: "0.01a"}}|/hyperparams/learningrate
 logs.type nfs|{logs: {type: nfs}}|/logs/type
 http.port 0|{http: {port: 0}}|/http/port
@@ -341,6 +343,8 @@ hyperparams.hiddenunits=256|hiddenUnits: "256"
 hyperparams.hiddenunits=256\,128|hiddenUnits: "256,128"
 hyperparams.optimizer=sgd|optimizer: sgd
 hyperparams.sync=true|sync: true
+hyperparams.pushEncoding=fp32|pushEncoding: fp32
+hyperparams.pullEncoding=q8|pullEncoding: q8
 reporting.evalEverySteps=500|evalEverySteps: 500
 checkpoints.everySeconds=10|checkpointEverySeconds: 10
 EOF
