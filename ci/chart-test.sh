@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Chart checks: helm lint, strict validation of the rendered manifests against the Kubernetes API
-# types, template unit tests, refused values files, and the documentation of every value.
+# types, template unit tests, the alerts' rules and their unit tests (promtool), refused values
+# files, and the documentation of every value.
 #
-# Needs Go (at /usr/local/go or on PATH) and jq. Its tools are built with `go install` at the
+# Needs Go (at /usr/local/go or on PATH), jq and promtool (Debian's prometheus package). Its tools are built with `go install` at the
 # versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
 # validators in tests/chart/cmd), and in tests/chart/helm-docs/go.mod (helm-docs, outside the
 # workspace), into $PSTRAIN_TOOLS_DIR (default: $(go env GOPATH)/pstrain-chart-tools), and rebuilt
@@ -178,6 +179,8 @@ refused "the validator refuses a PodMonitor selecting none of the pods" 'selects
 refused "the validator refuses a PodMonitor on a port the pods lack" 'podMetricsEndpoints\[0\].port: Invalid value: "metrics"' \
   bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
     sed "s/- port: http$/- port: metrics/" | kubestrict'
+refused "the validator refuses a misspelt PrometheusRule field" 'unknown field "spec.groups\[0\].rules\[2\].fore"' \
+  bash -c 'helm template mnist chart --set metrics.prometheusRule.enabled=true | sed "s/ for: 5m/ fore: 5m/" | kubestrict'
 refused "the validator refuses a probe on a port its container lacks" 'livenessProbe.port: Not found: "metrics"' \
   bash -c 'helm template mnist chart | sed "s/port: http$/port: metrics/" | kubestrict'
 
@@ -194,6 +197,36 @@ if out="$(helm unittest --color=false chart 2>&1)"; then
   pass "helm unittest: $(grep -E '^Tests:' <<<"$out" | tr -s ' ')"
 else
   fail "helm unittest" "$out"
+fi
+
+echo "== alerts (chart/files/alerts.yaml), with promtool"
+# The PrometheusRule's spec is a rules file: rendered for the release mnist, checked, and run
+# against the unit tests of tests/chart/alerts, which name the rendered file alerts.yaml.
+rules_of() {
+  helm template mnist chart --set metrics.prometheusRule.enabled=true \
+    --show-only templates/prometheusrule.yaml "$@" | sed -n '/^spec:/,$p' | sed '1d; s/^  //'
+}
+if ! command -v promtool >/dev/null; then
+  fail "alerts: promtool not found (Debian's prometheus package; ci/install-deps.sh --tests)"
+else
+  mkdir -p "$work/alerts"
+  cp tests/chart/alerts/alerts_test.yaml "$work/alerts/"
+  # check_rules NAME FILE: promtool finds the four alerts in FILE, and nothing wrong.
+  check_rules() {
+    run "$1" bash -c 'out="$(promtool check rules "$0" 2>&1)"; echo "$out"; grep -q "SUCCESS: 4 rules found" <<<"$out"' "$2"
+  }
+  rules_of --namespace training >"$work/alerts/alerts.yaml"
+  check_rules "promtool check rules: the alerts of the defaults" "$work/alerts/alerts.yaml"
+  rules_of --namespace team-b --set fullnameOverride=fashion --set metrics.prometheusRule.stalledMinutes=30 \
+    --set metrics.prometheusRule.accuracyDrop=0.1 >"$work/alerts/other.yaml"
+  check_rules "promtool check rules: the alerts of another prefix, namespace and thresholds (--set)" \
+    "$work/alerts/other.yaml"
+  run "promtool test rules: each alert fires where tests/chart/alerts says, and nowhere else" \
+    promtool test rules "$work/alerts/alerts_test.yaml"
+  # The tests can fail: without the stall rule's guard, a ps that has just started fires.
+  sed -i '/ offset 10m$/d' "$work/alerts/alerts.yaml"
+  refused "promtool test rules fails on a stall rule that fires for a ps that has just started" \
+    'alertname: PstrainTrainingStalled' promtool test rules "$work/alerts/alerts_test.yaml"
 fi
 
 echo "== distributed-tensorflow values files"
@@ -268,6 +301,8 @@ probes.liveness.periodSeconds 0|{probes: {liveness: {periodSeconds: 0}}}|/probes
 a startup probe, which the chart does not have|{probes: {startup: {enabled: true}}}|'startup' not allowed
 metrics.serviceMonitor.interval 30 seconds|{metrics: {serviceMonitor: {interval: 30 seconds}}}|/metrics/serviceMonitor/interval
 metrics.podMonitor.scrapeTimeout 10 seconds|{metrics: {podMonitor: {scrapeTimeout: 10 seconds}}}|/metrics/podMonitor/scrapeTimeout
+metrics.prometheusRule.stalledMinutes 0|{metrics: {prometheusRule: {stalledMinutes: 0}}}|/metrics/prometheusRule/stalledMinutes
+metrics.prometheusRule.accuracyDrop 5 (points, not a fraction)|{metrics: {prometheusRule: {accuracyDrop: 5}}}|/metrics/prometheusRule/accuracyDrop
 test.timeoutSeconds 0|{test: {timeoutSeconds: 0}}|/test/timeoutSeconds
 networkPolicy.httpFrom with a misspelt peer|{networkPolicy: {httpFrom: [{ipblock: {cidr: 10.0.0.0/8}}]}}|'ipblock' not allowed
 idleTimeoutSeconds -1|{idleTimeoutSeconds: -1}|/idleTimeoutSeconds
@@ -315,6 +350,7 @@ fullnameOverride too long for the ServiceMonitor's name|{fullnameOverride: a-pre
 hyperparams.datadir on no volume|{hyperparams: {datadir: /tmp/mnist-data}}|hyperparams.datadir /tmp/mnist-data is on none of volumeMounts
 extraEnv replacing POD_NAME|{extraEnv: [{name: POD_NAME, value: x}]}|extraEnv or worker.env sets POD_NAME
 hyperparams.learningrate 0 as a string, beyond what the schema checks of a string|{hyperparams: {learningrate: "0"}}|hyperparams.learningrate 0 is out of range: it must be above 0 and at most 10
+metrics.prometheusRule.accuracyDrop 5 as a string|{metrics: {prometheusRule: {enabled: true, accuracyDrop: "5"}}}|metrics.prometheusRule.accuracyDrop 5 is out of range: it must be above 0 and at most 1
 endOfRun.scaleDown with emptyDir logs|{endOfRun: {scaleDown: true}}|endOfRun.scaleDown with the logs in an emptyDir would delete the trained model with the pods
 an image digest in the shared repository|{image: {repository: "pstrain@sha256:3f5a9c0e2b7d4f1a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a"}}|image.repository "pstrain@sha256:3f5a.*" holds a digest: give the repository alone, and the digest as image.digest
 EOF
