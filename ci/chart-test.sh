@@ -229,6 +229,10 @@ else
     'alertname: PstrainTrainingStalled' promtool test rules "$work/alerts/alerts_test.yaml"
 fi
 
+# The dashboard's queries against a run are tests/dashboard/check.sh's (a phase of ci/test.sh of
+# its own, as it needs build/pstrain); here, that the file the ConfigMap holds is JSON.
+run "chart/files/dashboard.json, the Grafana dashboard, is JSON with a uid" jq -e '.uid == "pstrain"' chart/files/dashboard.json
+
 echo "== distributed-tensorflow values files"
 dtf=tests/chart/values/distributed-tensorflow.yml
 run "the seed's values file: accepted as it is by helm lint --strict" helm lint --strict chart --values "$dtf"

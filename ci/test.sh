@@ -2,7 +2,8 @@
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
 # (ctest), the page in headless chromium (ci/ui-test.sh), the unit suites under ASan/UBSan and
 # the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
-# checks, the pstrain image (ci/image.sh) and the README's Kubernetes commands with it on a kind
+# checks, the chart's Grafana dashboard against a run (tests/dashboard/check.sh), the pstrain
+# image (ci/image.sh) and the README's Kubernetes commands with it on a kind
 # cluster built here from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any
 # of them fails.
 set -euo pipefail
@@ -47,6 +48,7 @@ phase ui bash ci/ui-test.sh
 phase sanitizers bash ci/sanitize.sh
 phase fuzz bash ci/fuzz.sh 60
 phase chart bash ci/chart-test.sh
+phase dashboard bash tests/dashboard/check.sh
 wait "${downloads[@]}" || true
 phase image bash ci/image.sh
 phase kind bash ci/kind-e2e.sh
