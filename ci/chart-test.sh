@@ -3,11 +3,11 @@
 # types, template unit tests, the alerts' rules and their unit tests (promtool), refused values
 # files, and the documentation of every value.
 #
-# Needs Go (at /usr/local/go or on PATH), jq and promtool (Debian's prometheus package). Its tools are built with `go install` at the
-# versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
-# validators in tests/chart/cmd), and in tests/chart/helm-docs/go.mod (helm-docs, outside the
-# workspace), into $PSTRAIN_TOOLS_DIR (default: $(go env GOPATH)/pstrain-chart-tools), and rebuilt
-# only when those pins or sources change.
+# Needs Go (at /usr/local/go or on PATH), jq and promtool (Debian's prometheus package). Its
+# tools are built with `go install` at the versions pinned in tests/chart/go.mod and tests/go.work
+# (helm, helm-unittest, and the validators in tests/chart/cmd), and in tests/chart/helm-docs/go.mod
+# (helm-docs, outside the workspace), into $PSTRAIN_TOOLS_DIR (default:
+# $(go env GOPATH)/pstrain-chart-tools), and rebuilt only when those pins or sources change.
 # `ci/chart-test.sh tools`: only the tools (ci/test.sh builds them ahead, in the background).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -213,7 +213,8 @@ else
   cp tests/chart/alerts/alerts_test.yaml "$work/alerts/"
   # check_rules NAME FILE: promtool finds the four alerts in FILE, and nothing wrong.
   check_rules() {
-    run "$1" bash -c 'out="$(promtool check rules "$0" 2>&1)"; echo "$out"; grep -q "SUCCESS: 4 rules found" <<<"$out"' "$2"
+    run "$1" bash -c 'out="$(promtool check rules "$0" 2>&1)"; echo "$out"
+      grep -q "SUCCESS: 4 rules found" <<<"$out"' "$2"
   }
   rules_of --namespace training >"$work/alerts/alerts.yaml"
   check_rules "promtool check rules: the alerts of the defaults" "$work/alerts/alerts.yaml"
@@ -231,7 +232,8 @@ fi
 
 # The dashboard's queries against a run are tests/dashboard/check.sh's (a phase of ci/test.sh of
 # its own, as it needs build/pstrain); here, that the file the ConfigMap holds is JSON.
-run "chart/files/dashboard.json, the Grafana dashboard, is JSON with a uid" jq -e '.uid == "pstrain"' chart/files/dashboard.json
+run "chart/files/dashboard.json, the Grafana dashboard, is JSON with its uid" \
+  jq -e '.uid == "pstrain"' chart/files/dashboard.json
 
 echo "== distributed-tensorflow values files"
 dtf=tests/chart/values/distributed-tensorflow.yml

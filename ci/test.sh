@@ -3,9 +3,8 @@
 # (ctest), the page in headless chromium (ci/ui-test.sh), the unit suites under ASan/UBSan and
 # the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
 # checks, the chart's Grafana dashboard against a run (tests/dashboard/check.sh), the pstrain
-# image (ci/image.sh) and the README's Kubernetes commands with it on a kind
-# cluster built here from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any
-# of them fails.
+# image (ci/image.sh) and the README's Kubernetes commands with it on a kind cluster built here
+# from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

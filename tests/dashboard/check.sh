@@ -34,7 +34,8 @@ if [ -n "$missing" ]; then
   fail "dashboard: missing:$missing"
   summary
 fi
-if ! out="$(jq -e '[.. | objects | select(has("targets")) | .targets[] | .expr] | length > 0' "$dashboard" 2>&1)"; then
+if ! out="$(jq -e '[.. | objects | select(has("targets")) | .targets[] | .expr] | length > 0' \
+  "$dashboard" 2>&1)"; then
   fail "dashboard: $dashboard is no JSON with panels' queries" "$out"
   summary
 fi
@@ -90,28 +91,33 @@ pids+=($run)
 started() {
   local process pid port targets=()
   for process in ps-0 ps-1 worker-0 worker-1; do
-    pid="$(jq -r 'select(.event == "started") | .pid' "$work/run/$process/events.jsonl" 2>/dev/null | head -1)"
-    [ -n "$pid" ] || { echo "$process has not started"; return 1; }
+    pid="$(jq -r 'select(.event == "started") | .pid' "$work/run/$process/events.jsonl" 2>/dev/null |
+      head -1)"
+    [ -n "$pid" ] || { echo "$process has not started; pstrain local says:"; tail -3 "$work/local.log"; return 1; }
     port="$(tr '\0' '\n' <"/proc/$pid/cmdline" | grep -A1 -x -- --http-port | tail -1)"
     [ -n "$port" ] || { echo "$process (PID $pid) names no --http-port"; return 1; }
     targets+=("$(jq -n --arg t "127.0.0.1:$port" --arg ns "$namespace" --arg pod "$release-$process" \
       '{targets: [$t], labels: {namespace: $ns, pod: $pod}}')")
   done
-  printf '%s\n' "${targets[@]}" | jq -s . >"$work/targets.json.new" && mv "$work/targets.json.new" "$work/targets.json"
+  # Written whole, then renamed: Prometheus reads the file when it changes.
+  printf '%s\n' "${targets[@]}" | jq -s . >"$work/targets.json.new" &&
+    mv "$work/targets.json.new" "$work/targets.json"
 }
-until_ok 30 "the 4 processes of pstrain local started (local.log: $(tail -1 "$work/local.log"))" started
+until_ok 30 "the 4 processes of pstrain local started" started
 
 # Every process scraped at 3 global steps or more while it trains, and worker 0's test accuracy;
 # the moment Prometheus saw it is the one the panels are evaluated at, with the run stopped (its
 # CPU to the queries).
 scraped_training() {
   local out
-  out="$(query 'count(changes(pstrain_global_step{namespace="'$namespace'"}[1m]) >= 2) == 4
-    and on () count(pstrain_test_accuracy{namespace="'$namespace'", role="worker", ordinal="0"} >= 0) == 1')" &&
+  out="$(query "count(changes(pstrain_global_step{namespace=\"$namespace\"}[1m]) >= 2) == 4
+    and on () count(pstrain_test_accuracy{namespace=\"$namespace\", role=\"worker\", ordinal=\"0\"}
+      >= 0) == 1")" &&
     jq -er 'if length == 1 then .[0].value[0] else error("not yet") end' <<<"$out" >"$work/time" ||
     { echo "$out"; return 1; }
 }
-until_ok 60 "Prometheus scraping all 4 processes training, and worker 0's test accuracy" scraped_training
+until_ok 60 "Prometheus scraping all 4 processes training, and worker 0's test accuracy" \
+  scraped_training
 pass "Prometheus scraped the 4 processes of pstrain local training"
 kill "$run"
 wait "$run"
