@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Chart checks: helm lint, strict validation of the rendered manifests against the Kubernetes API
-# types, template unit tests, refused values files, and the documentation of every value.
+# types, template unit tests, the alerts' rules and their unit tests (promtool), refused values
+# files, and the documentation of every value.
 #
-# Needs Go (at /usr/local/go or on PATH) and jq. Its tools are built with `go install` at the
-# versions pinned in tests/chart/go.mod and tests/go.work (helm, helm-unittest, and the
-# validators in tests/chart/cmd) into $PSTRAIN_TOOLS_DIR (default:
+# Needs Go (at /usr/local/go or on PATH), jq and promtool (Debian's prometheus package). Its
+# tools are built with `go install` at the versions pinned in tests/chart/go.mod and tests/go.work
+# (helm, helm-unittest, and the validators in tests/chart/cmd), and in tests/chart/helm-docs/go.mod
+# (helm-docs, outside the workspace), into $PSTRAIN_TOOLS_DIR (default:
 # $(go env GOPATH)/pstrain-chart-tools), and rebuilt only when those pins or sources change.
 # `ci/chart-test.sh tools`: only the tools (ci/test.sh builds them ahead, in the background).
 set -uo pipefail
@@ -28,9 +30,12 @@ export PATH="$tools/bin:$PATH"
 source ci/checks.sh
 
 module=tests/chart
-# The tools' sources, and the build list they are built from (tests/go.work's, shared).
-stamp="$({ cat $(find "$module/cmd" -name '*.go' | sort); go version; go env CGO_ENABLED GOFLAGS
-  (cd "$module" && go list -m all); } | sha256sum | cut -d' ' -f1)"
+helm_docs=tests/chart/helm-docs
+# The tools' sources, and the build lists they are built from (tests/go.work's, shared, and
+# helm-docs' own).
+stamp="$({ cat $(find "$module/cmd" -name '*.go' | sort) "$helm_docs/go.mod" "$helm_docs/go.sum"
+  go version; go env CGO_ENABLED GOFLAGS; (cd "$module" && go list -m all); } |
+  sha256sum | cut -d' ' -f1)"
 
 install_tools() {
   local helm_version kube_minor
@@ -44,6 +49,7 @@ install_tools() {
     ldflags+=" -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/$pkg.k8sVersionMinor=$kube_minor"
   done
   (cd "$module" && GOBIN="$tools/bin" go install -ldflags "$ldflags" $(tools_of .) ./cmd/...) || return 1
+  (cd "$helm_docs" && GOWORK=off GOBIN="$tools/bin" go install tool) || return 1
   # helm-unittest as a helm plugin, laid out by hand instead of `helm plugin install`.
   local plugin="$tools/helm-plugins/unittest"
   mkdir -p "$plugin"
@@ -71,7 +77,7 @@ if [ "$(cat "$tools/stamp" 2>/dev/null)" != "$stamp" ]; then
 fi
 exec 9>&-
 [ "${1:-}" = tools ] && exit
-pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, kubestrict, valuesdoc"
+pass "tools: helm $(helm version --template '{{.Version}}'), helm-unittest, helm-docs, kubestrict, valuesdoc"
 
 # run NAME CMD...: the check passes when CMD succeeds.
 run() {
@@ -126,8 +132,8 @@ refused "the validator refuses a resource without a label -labels asks for" 'lab
   bash -c 'helm template mnist chart | kubestrict -labels team=vision'
 validate "logs.type=emptyDir meets Pod Security restricted" -pod-security restricted -- \
   --set logs.type=emptyDir
-validate "values.yml without its hostPath volume (as the README says) meets Pod Security restricted" \
-  -pod-security restricted -- --values values.yml --set volumes=null --set volumeMounts=null
+validate "values.yml with --set logs.type=emptyDir (as the README says) meets Pod Security restricted" \
+  -pod-security restricted -- --values values.yml --set logs.type=emptyDir
 validate "what NOTES.txt says to set where Pod Security is restricted meets it (emptyDir logs, checkpoint claims)" \
   -pod-security restricted -- --set logs.type=emptyDir --set checkpoints.persistentVolumeClaim.enabled=true
 refused "hostPath logs need a namespace above Pod Security baseline" 'baseline": hostPath volumes' \
@@ -173,6 +179,8 @@ refused "the validator refuses a PodMonitor selecting none of the pods" 'selects
 refused "the validator refuses a PodMonitor on a port the pods lack" 'podMetricsEndpoints\[0\].port: Invalid value: "metrics"' \
   bash -c 'helm template mnist chart --set metrics.podMonitor.enabled=true |
     sed "s/- port: http$/- port: metrics/" | kubestrict'
+refused "the validator refuses a misspelt PrometheusRule field" 'unknown field "spec.groups\[0\].rules\[2\].fore"' \
+  bash -c 'helm template mnist chart --set metrics.prometheusRule.enabled=true | sed "s/ for: 5m/ fore: 5m/" | kubestrict'
 refused "the validator refuses a probe on a port its container lacks" 'livenessProbe.port: Not found: "metrics"' \
   bash -c 'helm template mnist chart | sed "s/port: http$/port: metrics/" | kubestrict'
 
@@ -190,6 +198,42 @@ if out="$(helm unittest --color=false chart 2>&1)"; then
 else
   fail "helm unittest" "$out"
 fi
+
+echo "== alerts (chart/files/alerts.yaml), with promtool"
+# The PrometheusRule's spec is a rules file: rendered for the release mnist, checked, and run
+# against the unit tests of tests/chart/alerts, which name the rendered file alerts.yaml.
+rules_of() {
+  helm template mnist chart --set metrics.prometheusRule.enabled=true \
+    --show-only templates/prometheusrule.yaml "$@" | sed -n '/^spec:/,$p' | sed '1d; s/^  //'
+}
+if ! command -v promtool >/dev/null; then
+  fail "alerts: promtool not found (Debian's prometheus package; ci/install-deps.sh --tests)"
+else
+  mkdir -p "$work/alerts"
+  cp tests/chart/alerts/alerts_test.yaml "$work/alerts/"
+  # check_rules NAME FILE: promtool finds the four alerts in FILE, and nothing wrong.
+  check_rules() {
+    run "$1" bash -c 'out="$(promtool check rules "$0" 2>&1)"; echo "$out"
+      grep -q "SUCCESS: 4 rules found" <<<"$out"' "$2"
+  }
+  rules_of --namespace training >"$work/alerts/alerts.yaml"
+  check_rules "promtool check rules: the alerts of the defaults" "$work/alerts/alerts.yaml"
+  rules_of --namespace team-b --set fullnameOverride=fashion --set metrics.prometheusRule.stalledMinutes=30 \
+    --set metrics.prometheusRule.accuracyDrop=0.1 >"$work/alerts/other.yaml"
+  check_rules "promtool check rules: the alerts of another prefix, namespace and thresholds (--set)" \
+    "$work/alerts/other.yaml"
+  run "promtool test rules: each alert fires where tests/chart/alerts says, and nowhere else" \
+    promtool test rules "$work/alerts/alerts_test.yaml"
+  # The tests can fail: without the stall rule's guard, a ps that has just started fires.
+  sed -i '/ offset 10m$/d' "$work/alerts/alerts.yaml"
+  refused "promtool test rules fails on a stall rule that fires for a ps that has just started" \
+    'alertname: PstrainTrainingStalled' promtool test rules "$work/alerts/alerts_test.yaml"
+fi
+
+# The dashboard's queries against a run are tests/dashboard/check.sh's (a phase of ci/test.sh of
+# its own, as it needs build/pstrain); here, that the file the ConfigMap holds is JSON.
+run "chart/files/dashboard.json, the Grafana dashboard, is JSON with its uid" \
+  jq -e '.uid == "pstrain"' chart/files/dashboard.json
 
 echo "== distributed-tensorflow values files"
 dtf=tests/chart/values/distributed-tensorflow.yml
@@ -254,6 +298,8 @@ worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|
 unknown top-level key|{epochs: 10}|'epochs' not allowed
 unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
 hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
+hyperparams.pushEncoding q3|{hyperparams: {pushEncoding: q3}}|/hyperparams/pushEncoding
+hyperparams.pullEncoding fp16|{hyperparams: {pullEncoding: fp16}}|/hyperparams/pullEncoding
 hyperparams.learningrate not a number|{hyperparams: {learningrate: "0.01a"}}|/hyperparams/learningrate
 logs.type nfs|{logs: {type: nfs}}|/logs/type
 http.port 0|{http: {port: 0}}|/http/port
@@ -261,6 +307,8 @@ probes.liveness.periodSeconds 0|{probes: {liveness: {periodSeconds: 0}}}|/probes
 a startup probe, which the chart does not have|{probes: {startup: {enabled: true}}}|'startup' not allowed
 metrics.serviceMonitor.interval 30 seconds|{metrics: {serviceMonitor: {interval: 30 seconds}}}|/metrics/serviceMonitor/interval
 metrics.podMonitor.scrapeTimeout 10 seconds|{metrics: {podMonitor: {scrapeTimeout: 10 seconds}}}|/metrics/podMonitor/scrapeTimeout
+metrics.prometheusRule.stalledMinutes 0|{metrics: {prometheusRule: {stalledMinutes: 0}}}|/metrics/prometheusRule/stalledMinutes
+metrics.prometheusRule.accuracyDrop 5 (points, not a fraction)|{metrics: {prometheusRule: {accuracyDrop: 5}}}|/metrics/prometheusRule/accuracyDrop
 test.timeoutSeconds 0|{test: {timeoutSeconds: 0}}|/test/timeoutSeconds
 networkPolicy.httpFrom with a misspelt peer|{networkPolicy: {httpFrom: [{ipblock: {cidr: 10.0.0.0/8}}]}}|'ipblock' not allowed
 idleTimeoutSeconds -1|{idleTimeoutSeconds: -1}|/idleTimeoutSeconds
@@ -308,6 +356,7 @@ fullnameOverride too long for the ServiceMonitor's name|{fullnameOverride: a-pre
 hyperparams.datadir on no volume|{hyperparams: {datadir: /tmp/mnist-data}}|hyperparams.datadir /tmp/mnist-data is on none of volumeMounts
 extraEnv replacing POD_NAME|{extraEnv: [{name: POD_NAME, value: x}]}|extraEnv or worker.env sets POD_NAME
 hyperparams.learningrate 0 as a string, beyond what the schema checks of a string|{hyperparams: {learningrate: "0"}}|hyperparams.learningrate 0 is out of range: it must be above 0 and at most 10
+metrics.prometheusRule.accuracyDrop 5 as a string|{metrics: {prometheusRule: {enabled: true, accuracyDrop: "5"}}}|metrics.prometheusRule.accuracyDrop 5 is out of range: it must be above 0 and at most 1
 endOfRun.scaleDown with emptyDir logs|{endOfRun: {scaleDown: true}}|endOfRun.scaleDown with the logs in an emptyDir would delete the trained model with the pods
 an image digest in the shared repository|{image: {repository: "pstrain@sha256:3f5a9c0e2b7d4f1a6c8e0b2d4f6a8c0e2b4d6f8a0c2e4b6d8f0a2c4e6b8d0f2a"}}|image.repository "pstrain@sha256:3f5a.*" holds a digest: give the repository alone, and the digest as image.digest
 EOF
@@ -336,6 +385,8 @@ hyperparams.hiddenunits=256|hiddenUnits: "256"
 hyperparams.hiddenunits=256\,128|hiddenUnits: "256,128"
 hyperparams.optimizer=sgd|optimizer: sgd
 hyperparams.sync=true|sync: true
+hyperparams.pushEncoding=fp32|pushEncoding: fp32
+hyperparams.pullEncoding=q8|pullEncoding: q8
 reporting.evalEverySteps=500|evalEverySteps: 500
 checkpoints.everySeconds=10|checkpointEverySeconds: 10
 EOF
@@ -373,6 +424,23 @@ elif unknown="$(grep -vxF -f <(daemon_keys) <<<"$keys")"; then
 else
   pass "daemon configuration keys ($(wc -l <<<"$keys")) are all in $reference"
 fi
-run "every value is documented in values.yaml and chart/README.md" valuesdoc chart
+# chart/README.md is generated: helm-docs writes its values table from the "# --" comments of
+# values.yaml into chart/README.md.gotmpl, which holds the prose. Run it after changing either:
+#   helm-docs --chart-search-root chart --sort-values-order file
+readme_of() { helm-docs --chart-search-root "$1" --sort-values-order file --dry-run --log-level warning; }
+run "chart/README.md is what helm-docs writes from values.yaml and README.md.gotmpl" \
+  diff -u chart/README.md <(readme_of chart)
+run "every value of values.yaml has a helm-docs description and a row in chart/README.md's table" \
+  valuesdoc chart
+# Both checks fail where they should: on a copy of the chart whose values.yaml gained a comment
+# that README.md lacks, and on one with a value whose comment is not helm-docs' description.
+cp -r chart "$work/chart"
+sed -i 's/^  # -- batchsize is the number of examples/&, a changed comment,/' "$work/chart/values.yaml"
+refused "the README check fails on a values.yaml comment README.md lacks" '^\+.*batchsize.*a changed comment' \
+  diff -u "$work/chart/README.md" <(readme_of "$work/chart")
+sed -i 's/^  # -- batchsize is/  # batchsize is/' "$work/chart/values.yaml"
+refused "valuesdoc refuses a value without a helm-docs description" \
+  '`hyperparams.batchsize` needs a comment whose last paragraph starts with "# -- batchsize"' \
+  valuesdoc "$work/chart"
 
 summary

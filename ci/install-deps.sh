@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building pstrain needs from Debian/Ubuntu packages (with --tests, also what the
-# tests use: an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap and jq), plus any
-# packages named; skips packages that are already there. Uses sudo when not run as root.
+# tests use: an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, and prometheus for
+# promtool and a Prometheus server the chart's checks run), plus any packages named; skips
+# packages that are already there. Uses sudo when not run as root.
 set -euo pipefail
 
 packages=(
@@ -13,7 +14,7 @@ packages=(
 )
 if [ "${1:-}" = "--tests" ]; then
   shift
-  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq)
+  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq prometheus)
 fi
 packages+=("$@")
 

@@ -2,9 +2,9 @@
 # The test command: installs what it needs, builds, runs the daemon's unit and integration tests
 # (ctest), the page in headless chromium (ci/ui-test.sh), the unit suites under ASan/UBSan and
 # the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
-# checks, the pstrain image (ci/image.sh) and the README's Kubernetes commands with it on a kind
-# cluster built here from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any
-# of them fails.
+# checks, the chart's Grafana dashboard against a run (tests/dashboard/check.sh), the pstrain
+# image (ci/image.sh) and the README's Kubernetes commands with it on a kind cluster built here
+# from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +20,8 @@ downloads=($!)
 (cd tests && nice -n 19 go mod download >/dev/null 2>&1) &  # the modules of tests/go.work
 downloads+=($!)
 (cd tests/kind/coredns && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # and CoreDNS
+downloads+=($!)
+(cd tests/chart/helm-docs && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # helm-docs
 downloads+=($!)
 bash ci/build.sh
 # What the later phases compile (the sanitizer and fuzzing builds, the chart test tools, kind and
@@ -45,6 +47,7 @@ phase ui bash ci/ui-test.sh
 phase sanitizers bash ci/sanitize.sh
 phase fuzz bash ci/fuzz.sh 60
 phase chart bash ci/chart-test.sh
+phase dashboard bash tests/dashboard/check.sh
 wait "${downloads[@]}" || true
 phase image bash ci/image.sh
 phase kind bash ci/kind-e2e.sh

@@ -322,10 +322,13 @@ CreateContainerConfigError.
 
 {{/*
 pstrain.logStorage is, as JSON, the log directory's mount, its volume, whether the chart owns
-that volume (chartVolume), and the other entries of volumeMounts and volumes (extraMounts,
-extraVolumes). A mount at the log directory in volumeMounts (as in distributed-tensorflow values
-files) replaces the chart's log volume of logs.type. Either way each pod writes into its own
-sub-directory unless the mount sets one.
+that volume (chartVolume), the other entries of volumeMounts and volumes (extraMounts,
+extraVolumes), and the log volume of volumes that an explicit logs.type overrides (overridden).
+With logs.type auto, a mount at the log directory in volumeMounts (as in distributed-tensorflow
+values files) gives the log volume, else the chart's emptyDir. An explicit logs.type, emptyDir or
+hostPath, wins over such a mount: the values file's volume is left out of the pods (unless another
+mount uses it), so that --set logs.type=emptyDir with values.yml meets Pod Security restricted.
+Either way each pod writes into its own sub-directory unless the mount sets one.
 */}}
 {{- define "pstrain.logStorage" -}}
 {{- $logDir := include "pstrain.logDir" . }}
@@ -338,31 +341,63 @@ sub-directory unless the mount sets one.
 {{- $extraMounts = append $extraMounts . }}
 {{- end }}
 {{- end }}
-{{- $chartVolume := not $mount }}
 {{- $volume := dict }}
-{{- $extraVolumes := list }}
 {{- range .Values.volumes }}
 {{- if and $mount (eq .name $mount.name) }}
+{{- $volume = . }}
+{{- end }}
+{{- end }}
+{{- if and $mount (not $volume) }}
+{{- include "pstrain.fail" (printf "volumeMounts mounts %s from volume %q, which volumes does not define" $logDir $mount.name) }}
+{{- end }}
+{{- $type := .Values.logs.type }}
+{{- $chartVolume := or (not $mount) (ne $type "auto") }}
+{{- /* The values file's log volume that logs.type overrides: left out of the pods unless
+another mount uses it. */}}
+{{- $overridden := dict }}
+{{- $usedElsewhere := false }}
+{{- if and $chartVolume $mount }}
+{{- $overridden = $volume }}
+{{- range $extraMounts }}
+{{- if eq .name $volume.name }}
+{{- $usedElsewhere = true }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- $extraVolumes := list }}
+{{- range .Values.volumes }}
+{{- if or (not $mount) (ne .name $mount.name) }}
+{{- $extraVolumes = append $extraVolumes . }}
+{{- else if not $chartVolume }}
 {{- $volume = include "pstrain.hostPathType" . | fromJson }}
 {{- $extraVolumes = append $extraVolumes $volume }}
-{{- else }}
+{{- else if $usedElsewhere }}
 {{- $extraVolumes = append $extraVolumes . }}
 {{- end }}
-{{- end }}
-{{- if and (not $chartVolume) (not $volume) }}
-{{- include "pstrain.fail" (printf "volumeMounts mounts %s from volume %q, which volumes does not define" $logDir $mount.name) }}
 {{- end }}
 {{- if $chartVolume }}
 {{- $mount = dict "name" "pstrain-logs" "mountPath" $logDir }}
 {{- $volume = dict "name" "pstrain-logs" "emptyDir" (dict) }}
-{{- if eq .Values.logs.type "hostPath" }}
+{{- if eq $type "hostPath" }}
 {{- $volume = dict "name" "pstrain-logs" "hostPath" (dict "path" .Values.logs.hostPath "type" "DirectoryOrCreate") }}
 {{- end }}
 {{- end }}
 {{- if not (or $mount.subPath $mount.subPathExpr) }}
 {{- $mount = merge (dict "subPathExpr" (include "pstrain.podSubPath" .)) $mount }}
 {{- end }}
-{{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts "extraVolumes" $extraVolumes | toJson }}
+{{- dict "mount" $mount "volume" $volume "chartVolume" $chartVolume "extraMounts" $extraMounts "extraVolumes" $extraVolumes "overridden" $overridden | toJson }}
+{{- end }}
+
+{{/*
+pstrain.volumeSource names a volume's source and what it holds, for people: "hostPath /tmp/mnist",
+"persistentVolumeClaim logs", "emptyDir".
+*/}}
+{{- define "pstrain.volumeSource" -}}
+{{- $source := omit . "name" }}
+{{- $kind := keys $source | sortAlpha | first }}
+{{- $spec := index $source $kind | default dict }}
+{{- $detail := $spec.path | default $spec.claimName | default $spec.server | default $spec.name | default "" }}
+{{- trim (printf "%s %s" $kind $detail) }}
 {{- end }}
 
 {{/*

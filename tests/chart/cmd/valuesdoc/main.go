@@ -1,11 +1,13 @@
-// Command valuesdoc checks that a chart's values are documented.
+// Command valuesdoc checks that a chart's values are documented, in the form helm-docs reads.
 //
 // Every key of values.yaml that the chart defines (its schema lists it under properties) must
-// have a comment whose last paragraph starts with the key's name, and every such key without
-// sub-keys must be named, as `dotted.path`, in the first column of the table in the README's
-// "## Values" section.
-// Conversely every path in that column must be a key of values.yaml. Keys inside objects the
-// chart passes through to Kubernetes (affinity, securityContext, …) are not checked.
+// have a comment whose last paragraph starts with the key's name: "# -- name …" for a value
+// without sub-keys (helm-docs' marker of a description, which makes it a row of the README's
+// values table) and "# name …" for a key whose sub-keys are the values (with the marker,
+// helm-docs would list the whole object as one more row). Every value without sub-keys must be
+// named, as `dotted.path`, in the first column of the table in the README's "## Values"
+// section, and every path in that column must be such a value of values.yaml. Keys inside
+// objects the chart passes through to Kubernetes (affinity, securityContext, …) are not checked.
 //
 // Usage: valuesdoc CHART_DIR
 package main
@@ -76,10 +78,17 @@ func check(chartDir string) ([]string, error) {
 			problems = append(problems, fmt.Sprintf("README.md: values table has no row for `%s`", leaf))
 		}
 	}
+	leaves := map[string]bool{}
+	for _, leaf := range w.leaves {
+		leaves[leaf] = true
+	}
 	var extra []string
 	for p := range tablePaths {
-		if !w.keys[p] {
+		switch {
+		case !w.keys[p]:
 			extra = append(extra, fmt.Sprintf("README.md: values table names `%s`, which is not in values.yaml", p))
+		case !leaves[p]:
+			extra = append(extra, fmt.Sprintf("README.md: values table names `%s`, whose sub-keys are the values (drop the \"--\" from its comment in values.yaml)", p))
 		}
 	}
 	sort.Strings(extra)
@@ -103,7 +112,7 @@ func readYAML(path string, node *yaml.Node) error {
 type walker struct {
 	defs     map[string]*schema
 	keys     map[string]bool // every checked key path
-	leaves   []string        // checked keys without checked sub-keys
+	leaves   []string        // checked keys without checked sub-keys: the values
 	problems []string
 }
 
@@ -133,15 +142,20 @@ func (w *walker) walk(mapping *yaml.Node, s *schema, prefix string) {
 		key, value := mapping.Content[i], mapping.Content[i+1]
 		path := prefix + key.Value
 		w.keys[path] = true
-		if !startsWithName(key.HeadComment, key.Value) {
-			w.problems = append(w.problems, fmt.Sprintf("values.yaml:%d: `%s` needs a comment starting with %q", key.Line, path, key.Value))
-		}
 		child, known := props[key.Value]
 		if !known {
 			w.problems = append(w.problems, fmt.Sprintf("values.yaml:%d: `%s` is not in values.schema.json", key.Line, path))
 			continue
 		}
-		if value.Kind == yaml.MappingNode && len(value.Content) > 0 && w.properties(child) != nil {
+		parent := value.Kind == yaml.MappingNode && len(value.Content) > 0 && w.properties(child) != nil
+		start := "# -- " + key.Value + " "
+		if parent {
+			start = "# " + key.Value + " "
+		}
+		if !commentStartsWith(key.HeadComment, start) {
+			w.problems = append(w.problems, fmt.Sprintf("values.yaml:%d: `%s` needs a comment whose last paragraph starts with %q", key.Line, path, strings.TrimSpace(start)))
+		}
+		if parent {
 			w.walk(value, child, path+".")
 			continue
 		}
@@ -149,11 +163,16 @@ func (w *walker) walk(mapping *yaml.Node, s *schema, prefix string) {
 	}
 }
 
-// startsWithName reports whether the comment's last paragraph starts with "# name ".
-func startsWithName(comment, name string) bool {
+// typeOverride is helm-docs' way to give a value's type, "# -- (int) value is …", for a default
+// such as null that does not show it.
+var typeOverride = regexp.MustCompile(`^# -- \([a-z]+\) `)
+
+// commentStartsWith reports whether the comment's last paragraph starts with start (after a type
+// given to helm-docs).
+func commentStartsWith(comment, start string) bool {
 	paragraphs := strings.Split(strings.TrimSpace(comment), "\n\n")
 	last := strings.TrimSpace(paragraphs[len(paragraphs)-1])
-	return strings.HasPrefix(last, "# "+name+" ")
+	return strings.HasPrefix(typeOverride.ReplaceAllString(last, "# -- "), start)
 }
 
 var backticked = regexp.MustCompile("`([^`]+)`")
