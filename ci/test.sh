@@ -24,6 +24,7 @@ downloads+=($!)
 (cd tests/chart/helm-docs && GOWORK=off nice -n 19 go mod download >/dev/null 2>&1) &  # helm-docs
 downloads+=($!)
 bash ci/build.sh
+echo "packages and build: $SECONDS s"
 # What the later phases compile (the sanitizer and fuzzing builds, the chart test tools, kind and
 # its node image) is compiled from here on in the background, on the CPU time the phases before
 # them leave idle (SCHED_IDLE): their tests wait on processes, sockets and a browser much of the
@@ -35,12 +36,14 @@ ahead=$!
 # A trap's failing last command would become the script's exit status: `|| true`.
 trap 'kill -- -$ahead 2>/dev/null || true' EXIT
 
-# Every phase runs, whatever failed before it; the last line names those that failed.
+# Every phase runs, whatever failed before it, and prints its time; the last line names those
+# that failed.
 failed=()
 phase() {
-  local name=$1
+  local name=$1 start=$SECONDS
   shift
   "$@" || failed+=("$name")
+  echo "phase $name: $((SECONDS - start)) s (at $((SECONDS / 60)) min $((SECONDS % 60)) s of the test command)"
 }
 phase ctest bash -c 'cd build && ctest --output-on-failure --timeout 600'
 phase ui bash ci/ui-test.sh

@@ -1,5 +1,6 @@
 // libFuzzer target: arbitrary bytes as a frame (header, then fields) through the decoders that
-// every connection runs on what it receives, and a push's values through a ps's PushEncoding.
+// every connection runs on what it receives, and a push's values through a ps's PushEncoding or,
+// in a lossy wire encoding, net::decodeValues.
 // Anything but a ProtocolError is a bug.
 #include <cstdint>
 #include <cstring>
@@ -28,11 +29,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, size_t size) {
         // A small model whose first layer a batch of 1 factors, and a shard that cuts it.
         static const pstrain::model::Layout layout(12, {8}, 3);
         const pstrain::ps::ShardRange range{20, 60};
-        pstrain::ps::PushEncoding encoding(layout, range, decodePush(fields).batch);
+        const auto push = decodePush(fields);
         const size_t count = (frame.length - fixed) / sizeof(float);
+        std::vector<float> gradient(range.count);
+        if (push.encoding != WireEncoding::kFp32) {
+          // As a ps: the words of its shard's count in that encoding, else refused.
+          if (count != encodedWords(push.encoding, range.count)) break;
+          if (available < fixed + count * sizeof(float)) break;
+          std::vector<std::uint32_t> words(count);
+          std::memcpy(words.data(), data + kHeaderSize + fixed, count * sizeof(float));
+          decodeValues(push.encoding, words.data(), range.count, gradient.data(), false);
+          break;
+        }
+        pstrain::ps::PushEncoding encoding(layout, range, push.batch);
         encoding.expectValues(count);
         if (available < fixed + count * sizeof(float)) break;  // a truncated frame
-        std::vector<float> values(count), gradient(range.count);
+        std::vector<float> values(count);
         std::memcpy(values.data(), data + kHeaderSize + fixed, count * sizeof(float));
         encoding.decode(values.data(), gradient.data());
         break;

@@ -9,6 +9,9 @@
 #   source .device/env.sh && bash tests/bench/many_cores.sh
 # Time runs from the command's start (data loading included) to the first snapshot (every 50
 # global steps) whose accuracy on the whole Fashion-MNIST test set reaches 0.85 and 0.87.
+# MC_LINK (a tc rate such as 1gbit; default unlimited) puts each ps behind a link of its own at
+# that rate (tests/bench/links.sh, as root): the runs are then `pstrain run` processes, as pods
+# are, whose ps ports the links shape.
 # Rounds (MC_ROUNDS, default 3) repeat every run, interleaved; a run starts only while the script
 # has run less than MC_DEADLINE_S seconds (default 300), so the table comes out inside the limit.
 # Writes the table to $OUT/many_cores.txt and the whole log to $OUT/log.
@@ -26,11 +29,15 @@ async="${MC_ASYNC-8}"
 rounds="${MC_ROUNDS:-3}"
 deadline="${MC_DEADLINE_S:-300}"
 run_limit="${MC_RUN_LIMIT_S:-120}"
+link="${MC_LINK:-unlimited}"
 export OPENBLAS_NUM_THREADS=1
 work="$(mktemp -d)"
 began=$SECONDS
+source tests/bench/links.sh
+trap 'clear_links' EXIT
+shape_links "$link" 2
 
-echo "nproc: $(nproc)"
+echo "nproc: $(nproc); each ps's link: $link"
 lscpu | head -20
 echo "binary: $bin ($(sha256sum "$bin" | cut -c1-16)); data: $data"
 
@@ -47,12 +54,18 @@ run() {
   local name=$1 w=$2 steps=$3
   shift 3
   if [ $((SECONDS - began)) -ge "$deadline" ]; then echo "skip $name: past ${deadline} s"; return; fi
-  local base="$work/$name"
-  date +%s.%N >"$base.start"
-  timeout -k 5 "$run_limit" "$bin" local --ps 2 --workers "$w" --hidden-units 128 --batch-size 100 \
-    --train-steps "$steps" --eval-every-steps 50 --log-every-steps 1000 --data-dir "$data" \
-    --log-dir "$base" --summary-json "$base.json" "$@" >"$base.out" 2>&1
-  local rc=$?
+  local base="$work/$name" rc=0
+  local settings=(--hidden-units 128 --batch-size 100 --train-steps "$steps" --eval-every-steps 50
+    --log-every-steps 1000 --data-dir "$data" "$@")
+  if [ "$link" != unlimited ]; then
+    touch "$base.out"
+    run_processes "$bin" "$base" 2 "$w" "${settings[@]}"
+  else
+    date +%s.%N >"$base.start"
+    timeout -k 5 "$run_limit" "$bin" local --ps 2 --workers "$w" --log-dir "$base" \
+      --summary-json "$base.json" "${settings[@]}" >"$base.out" 2>&1
+    rc=$?
+  fi
   [ -s "$base.json" ] || echo '{}' >"$base.json"
   echo "$name: rc $rc, $(grep -o 'global step [0-9]* in .*' "$base.out" | tail -1)"
   [ "$rc" = 0 ] || tail -5 "$base.out"

@@ -26,12 +26,12 @@ AnswerEncoder::Encoded AnswerEncoder::whole(const Shard::Params& params) {
 }
 
 AnswerEncoder::Encoded AnswerEncoder::change(const Copy& held, const Shard::Params& params) {
-  AlignedVector<float> difference(count_);
+  difference_.resize(count_);
   const float* now = params.get();
   const float* before = held->data();
-  for (size_t i = 0; i < count_; ++i) difference[i] = now[i] - before[i];
+  for (size_t i = 0; i < count_; ++i) difference_[i] = now[i] - before[i];
   auto words = std::make_shared<AlignedVector<std::uint32_t>>(net::encodedWords(encoding_, count_));
-  net::encodeValues(encoding_, difference.data(), count_, words->data());
+  net::encodeValues(encoding_, difference_.data(), count_, words->data());
   auto after = std::make_shared<AlignedVector<float>>(*held);
   net::decodeValues(encoding_, words->data(), count_, after->data(), true);
   // The channel sends 32-bit words; they are floats only where the encoding is fp32.

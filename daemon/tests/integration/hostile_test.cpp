@@ -91,7 +91,9 @@ struct LiveCluster {
                  pstrain::model::Layout::mnist(config.hiddenUnits).parameterCount(),
                  pstrain::config::runFingerprint(config),
                  0,
-                 randomNonce()};
+                 randomNonce(),
+                 config.pushEncoding,
+                 config.pullEncoding};
   }
 };
 
@@ -179,20 +181,24 @@ BOOST_AUTO_TEST_CASE(bad_connections_are_refused_and_training_completes) {
     BOOST_TEST(closedByPs(socket));
     BOOST_TEST(rejected(cluster, "failed authentication"));
   }
-  // The right key, then pushes of the wrong shape: dense, and as factors of a batch of 1.
-  for (std::uint32_t batch : {0u, 1u}) {
+  // The right key, then pushes the ps does not take: in another encoding than the run's (log4),
+  // of the wrong size, and as factors, which go in fp32 alone.
+  const std::vector<std::pair<Push, std::string>> pushes{
+      {Push{1, 0.5f, 0, 0, 1, 1, WireEncoding::kFp32},
+       "a push encoded fp32 where this ps takes log4 (pushEncoding)"},
+      {Push{1, 0.5f, 0, 0, 1, 1, WireEncoding::kLog4}, "carries 10 words, not "},
+      {Push{1, 0.5f, 1, 0, 1, 1, WireEncoding::kLog4},
+       "a push of gradient factors (batch 1) encoded log4"}};
+  for (const auto& [push, reason] : pushes) {
     auto socket = cluster.connect();
     Connection connection(socket, 1 << 24);
     introduce(connection, cluster.hello(), "the-right-key");
     decodeWelcome(connection.receiveExpected(MessageType::kWelcome));
     std::vector<float> gradient(10, 1.0f);
-    connection.send(MessageType::kPush, encode(Push{1, 0.5f, batch, 0, 1, 1}), gradient.data(),
-                    gradient.size());
+    connection.send(MessageType::kPush, encode(push), gradient.data(), gradient.size());
     BOOST_TEST(closedByPs(socket));
-    BOOST_TEST(
-        rejected(cluster, "a push of batch " + std::to_string(batch) + " to parameters [0, "));
+    BOOST_TEST(rejected(cluster, reason), reason);
   }
-  BOOST_TEST(rejected(cluster, "carries 10 values, not "));
 
   // The training beside all this reaches its last step.
   BOOST_TEST(waitFor([&] { return std::filesystem::exists(cluster.logs.file("worker-0/result.json")); },

@@ -119,7 +119,9 @@ CLUSTER_TEST(trains_to_exactly_train_steps) {
 
 CLUSTER_TEST(factored_pushes_step_every_ps_as_dense_ones_do) {
   // At batch 3 the 784 x 16 first layer goes as factors; 3 ps cut its columns.
-  const std::vector<std::string> settings = flags(3, 1, 10, {"--batch-size", "3"});
+  // Factors go in fp32 pushes alone.
+  const std::vector<std::string> settings =
+      flags(3, 1, 10, {"--batch-size", "3", "--push-encoding", "fp32"});
   InProcessCluster factoredRun(Over::kTransport, settings);
   InProcessCluster denseRun(Over::kTransport, settings);
   const auto layout = model::Layout::mnist(factoredRun.settings().hiddenUnits);
@@ -159,7 +161,8 @@ CLUSTER_TEST(factored_training_ends_at_exactly_train_steps_async_and_sync) {
   for (auto sync : {"false", "true"}) {
     BOOST_TEST_CONTEXT("sync " << sync) {
       InProcessCluster cluster(Over::kTransport,
-                               flags(3, 2, 600, {"--batch-size", "3", "--sync", sync}));
+                               flags(3, 2, 600, {"--batch-size", "3", "--sync", sync,
+                                                 "--push-encoding", "fp32"}));
       for (int i = 0; i < 3; ++i) cluster.startPs(i);
       for (int w = 0; w < 2; ++w) cluster.startWorker(w);
       auto results = cluster.joinWorkers();
@@ -170,12 +173,15 @@ CLUSTER_TEST(factored_training_ends_at_exactly_train_steps_async_and_sync) {
   }
 }
 
-CLUSTER_TEST(encoded_pushes_and_answers_train_to_exactly_train_steps_async_and_sync) {
-  for (auto sync : {"false", "true"}) {
-    BOOST_TEST_CONTEXT("sync " << sync) {
+// The other tests run the default encodings (log4 pushes, q2 answers); these run fp32, and
+// another lossy pair.
+CLUSTER_TEST(other_wire_encodings_train_to_exactly_train_steps_async_and_sync) {
+  for (auto [sync, push, pull] : {std::tuple{"false", "fp32", "fp32"}, {"true", "fp32", "fp32"},
+                                  {"false", "q4", "log4"}, {"true", "q4", "log4"}}) {
+    BOOST_TEST_CONTEXT("sync " << sync << ", " << push << " pushes, " << pull << " answers") {
       InProcessCluster cluster(
           Over::kTransport,
-          flags(2, 3, 600, {"--sync", sync, "--push-encoding", "q4", "--pull-encoding", "q2"}));
+          flags(2, 3, 600, {"--sync", sync, "--push-encoding", push, "--pull-encoding", pull}));
       for (int i = 0; i < 2; ++i) cluster.startPs(i);
       for (int w = 0; w < 3; ++w) cluster.startWorker(w);
       auto results = cluster.joinWorkers();

@@ -30,6 +30,9 @@ type Event struct {
 	BlasThreads int `json:"blas_threads"`
 	// Mode is how the run combines gradients, sync or async (started).
 	Mode string `json:"mode"`
+	// PushEncoding and PullEncoding are how pushes and answers go on the wire (started).
+	PushEncoding string `json:"push_encoding"`
+	PullEncoding string `json:"pull_encoding"`
 	// ToPs and LostState are a re-cut's number of ps and the parameters whose optimizer state
 	// started again (recut).
 	ToPs      int `json:"to_ps"`
@@ -98,6 +101,8 @@ type Facts struct {
 	// BlasThreads are the OpenBLAS threads of its last start, Mode the mode it trained in.
 	BlasThreads int
 	Mode        string
+	// PushEncoding and PullEncoding are the wire encodings of its last start.
+	PushEncoding, PullEncoding string
 	// Others are the processes ("ps 0", "worker 1") other than the pod's with events in its
 	// file: none when the file is the pod's own. The facts below are of the pod's own events.
 	Others []string
@@ -150,6 +155,7 @@ func ReadFacts(pod string, events []Event) Facts {
 			f.Starts++
 			f.BlasThreads = e.BlasThreads
 			f.Mode = e.Mode
+			f.PushEncoding, f.PullEncoding = e.PushEncoding, e.PullEncoding
 		case "step":
 			f.Steps = append(f.Steps, e.Step)
 		case "checkpoint":
@@ -201,6 +207,8 @@ type Result struct {
 	GlobalStep      int     `json:"global_step"`
 	TestAccuracy    float64 `json:"test_accuracy"`
 	TrainingElapsed float64 `json:"training_elapsed_s"`
+	// BytesPerStep is what worker 0 sent and received a step, counted from its frames.
+	BytesPerStep float64 `json:"bytes_per_step"`
 }
 
 // ReadResult decodes a result.json.

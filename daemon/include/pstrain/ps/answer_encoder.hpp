@@ -58,7 +58,8 @@ class AnswerEncoder {
   const net::WireEncoding encoding_;
   const size_t count_;
   std::mutex mutex_;
-  std::deque<Made> made_;  // newest first
+  std::deque<Made> made_;             // newest first
+  AlignedVector<float> difference_;   // what change() encodes, under mutex_
 };
 
 }  // namespace pstrain::ps
