@@ -190,19 +190,44 @@ struct Bf16 {
 // the width where the CPU has it (the same operations on each value, so the same results).
 #define PSTRAIN_WIDE_LOOPS __attribute__((target_clones("avx2", "default")))
 
-// Whole blocks in place; the last, partial one through a block padded with zeros.
+// Whole blocks in place, `plus` added to each first while it is in cache; the last, partial
+// block through one padded with zeros.
 template <class Code>
-PSTRAIN_WIDE_LOOPS void encodeBlocks(float* values, size_t count, std::uint32_t* words) {
+PSTRAIN_WIDE_LOOPS void encodeBlocks(float* values, const float* plus, size_t count,
+                                     std::uint32_t* words) {
   size_t at = 0;
   for (; at + kBlockValues <= count; at += kBlockValues) {
+    if (plus) {
+      for (size_t i = 0; i < kBlockValues; ++i) values[at + i] += plus[at + i];
+    }
     Code::encode(values + at, words);
     words += Code::blockWords();
   }
   if (at < count) {
     std::array<float, kBlockValues> block{};
-    std::copy(values + at, values + count, block.begin());
+    for (size_t i = at; i < count; ++i) block[i - at] = values[i] + (plus ? plus[i] : 0.0f);
     Code::encode(block.data(), words);
     std::copy(block.begin(), block.begin() + long(count - at), values + at);
+  }
+}
+
+// A block of to - from encoded, and from plus what it decodes to, in one pass through each.
+template <class Code>
+void changeBlock(const float* from, const float* to, size_t count, std::uint32_t* words,
+                 float* after) {
+  alignas(64) float block[kBlockValues] = {};
+  for (size_t i = 0; i < count; ++i) block[i] = to[i] - from[i];
+  Code::encode(block, words);
+  Code::decode(words, block, false);
+  for (size_t i = 0; i < count; ++i) after[i] = from[i] + block[i];
+}
+
+template <class Code>
+PSTRAIN_WIDE_LOOPS void changeBlocks(const float* from, const float* to, size_t count,
+                                     std::uint32_t* words, float* after) {
+  for (size_t at = 0; at < count; at += kBlockValues) {
+    changeBlock<Code>(from + at, to + at, std::min(kBlockValues, count - at), words, after + at);
+    words += Code::blockWords();
   }
 }
 
@@ -264,17 +289,35 @@ size_t encodedWords(WireEncoding encoding, size_t count) {
   return count;
 }
 
-void encodeValues(WireEncoding encoding, float* values, size_t count, std::uint32_t* words) {
+void encodeValues(WireEncoding encoding, float* values, const float* plus, size_t count,
+                  std::uint32_t* words) {
   switch (encoding) {
     case WireEncoding::kFp32:
-      std::memcpy(words, values, count * sizeof(float));
+      for (size_t i = 0; i < count; ++i) words[i] = bitsOf(values[i] + (plus ? plus[i] : 0.0f));
       std::fill(values, values + count, 0.0f);
       return;
-    case WireEncoding::kBf16: return encodeBlocks<Bf16>(values, count, words);
-    case WireEncoding::kQ8: return encodeBlocks<Quantized<8>>(values, count, words);
-    case WireEncoding::kQ4: return encodeBlocks<Quantized<4>>(values, count, words);
-    case WireEncoding::kQ2: return encodeBlocks<Quantized<2>>(values, count, words);
-    case WireEncoding::kLog4: return encodeBlocks<Logarithmic>(values, count, words);
+    case WireEncoding::kBf16: return encodeBlocks<Bf16>(values, plus, count, words);
+    case WireEncoding::kQ8: return encodeBlocks<Quantized<8>>(values, plus, count, words);
+    case WireEncoding::kQ4: return encodeBlocks<Quantized<4>>(values, plus, count, words);
+    case WireEncoding::kQ2: return encodeBlocks<Quantized<2>>(values, plus, count, words);
+    case WireEncoding::kLog4: return encodeBlocks<Logarithmic>(values, plus, count, words);
+  }
+}
+
+void encodeChange(WireEncoding encoding, const float* from, const float* to, size_t count,
+                  std::uint32_t* words, float* after) {
+  switch (encoding) {
+    case WireEncoding::kFp32:
+      for (size_t i = 0; i < count; ++i) {
+        words[i] = bitsOf(to[i] - from[i]);
+        after[i] = from[i] + floatOf(words[i]);
+      }
+      return;
+    case WireEncoding::kBf16: return changeBlocks<Bf16>(from, to, count, words, after);
+    case WireEncoding::kQ8: return changeBlocks<Quantized<8>>(from, to, count, words, after);
+    case WireEncoding::kQ4: return changeBlocks<Quantized<4>>(from, to, count, words, after);
+    case WireEncoding::kQ2: return changeBlocks<Quantized<2>>(from, to, count, words, after);
+    case WireEncoding::kLog4: return changeBlocks<Logarithmic>(from, to, count, words, after);
   }
 }
 

@@ -26,14 +26,9 @@ AnswerEncoder::Encoded AnswerEncoder::whole(const Shard::Params& params) {
 }
 
 AnswerEncoder::Encoded AnswerEncoder::change(const Copy& held, const Shard::Params& params) {
-  difference_.resize(count_);
-  const float* now = params.get();
-  const float* before = held->data();
-  for (size_t i = 0; i < count_; ++i) difference_[i] = now[i] - before[i];
   auto words = std::make_shared<AlignedVector<std::uint32_t>>(net::encodedWords(encoding_, count_));
-  net::encodeValues(encoding_, difference_.data(), count_, words->data());
-  auto after = std::make_shared<AlignedVector<float>>(*held);
-  net::decodeValues(encoding_, words->data(), count_, after->data(), true);
+  auto after = std::make_shared<AlignedVector<float>>(count_);
+  net::encodeChange(encoding_, held->data(), params.get(), count_, words->data(), after->data());
   // The channel sends 32-bit words; they are floats only where the encoding is fp32.
   return Encoded{encoding_, reinterpret_cast<const float*>(words->data()), words->size(), after,
                  words};

@@ -486,11 +486,9 @@ const float* Client::encodePush(Link& link, const Gradient& gradient, size_t& wo
     throw ConfigError("gradient factors cannot be pushed " + net::encodingName(options_.pushEncoding));
   }
   const auto count = size_t(link.shard.count);
-  float* unsent = unsent_.data() + link.shard.offset;
-  const float* slice = gradient.dense + link.shard.offset;
-  for (size_t i = 0; i < count; ++i) unsent[i] += slice[i];
   link.pushWords.resize(net::encodedWords(options_.pushEncoding, count));
-  net::encodeValues(options_.pushEncoding, unsent, count, link.pushWords.data());
+  net::encodeValues(options_.pushEncoding, unsent_.data() + link.shard.offset,
+                    gradient.dense + link.shard.offset, count, link.pushWords.data());
   words = link.pushWords.size();
   // The channel sends 32-bit words; they are floats only in fp32.
   return reinterpret_cast<const float*>(link.pushWords.data());

@@ -21,7 +21,7 @@ using net::WireEncoding;
 namespace {
 
 const std::vector<WireEncoding> kLossy{WireEncoding::kBf16, WireEncoding::kQ8, WireEncoding::kQ4,
-                                       WireEncoding::kQ2};
+                                       WireEncoding::kQ2, WireEncoding::kLog4};
 
 std::vector<float> randomValues(size_t count, unsigned seed, float spread = 1e-3f) {
   std::mt19937 random(seed);
@@ -80,19 +80,19 @@ BOOST_AUTO_TEST_CASE(encodings_take_the_words_of_their_bits_and_block_scales) {
 
 BOOST_AUTO_TEST_CASE(names_read_back_and_unknown_bytes_are_refused) {
   for (auto encoding : {WireEncoding::kFp32, WireEncoding::kBf16, WireEncoding::kQ8,
-                        WireEncoding::kQ4, WireEncoding::kQ2}) {
+                        WireEncoding::kQ4, WireEncoding::kQ2, WireEncoding::kLog4}) {
     BOOST_TEST((net::parseWireEncoding(net::encodingName(encoding)) == encoding));
     BOOST_TEST((net::wireEncodingFromByte(std::uint8_t(encoding)) == encoding));
   }
   BOOST_TEST(!net::parseWireEncoding("q3").has_value());
-  BOOST_CHECK_THROW(net::wireEncodingFromByte(5), ProtocolError);
+  BOOST_CHECK_THROW(net::wireEncodingFromByte(6), ProtocolError);
 }
 
 BOOST_AUTO_TEST_CASE(fp32_is_exact_and_sends_everything) {
   auto values = randomValues(300, 1);
   const auto original = values;
   std::vector<std::uint32_t> words(net::encodedWords(WireEncoding::kFp32, values.size()));
-  net::encodeValues(WireEncoding::kFp32, values.data(), values.size(), words.data());
+  net::encodeValues(WireEncoding::kFp32, values.data(), nullptr, values.size(), words.data());
   BOOST_TEST(decoded(WireEncoding::kFp32, words, 300) == original);
   BOOST_TEST(largest(values) == 0.0f);  // nothing left unsent
 }
@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(what_a_lossy_encoding_does_not_send_is_left_in_the_values) 
       for (size_t i = 128; i < 256; ++i) values[i] *= 100;
       const auto original = values;
       std::vector<std::uint32_t> words(net::encodedWords(encoding, values.size()));
-      net::encodeValues(encoding, values.data(), values.size(), words.data());
+      net::encodeValues(encoding, values.data(), nullptr, values.size(), words.data());
       const auto sent = decoded(encoding, words, values.size());
       for (size_t i = 0; i < values.size(); ++i) {
         // Sent plus left is what there was, to float rounding.
@@ -118,7 +118,8 @@ BOOST_AUTO_TEST_CASE(what_a_lossy_encoding_does_not_send_is_left_in_the_values) 
         float most = 0;
         for (auto it = begin; it != end; ++it) most = std::max(most, std::fabs(*it));
         const float levels = encoding == WireEncoding::kQ8 ? 127 : encoding == WireEncoding::kQ4 ? 7
-                             : encoding == WireEncoding::kQ2 ? 1 : 128;
+                             : encoding == WireEncoding::kQ2 ? 1
+                             : encoding == WireEncoding::kLog4 ? 2 : 128;
         for (size_t i = size_t(begin - original.begin()); i < size_t(end - original.begin()); ++i) {
           BOOST_TEST(std::fabs(values[i]) <= most / levels * 0.5001f);
         }
@@ -134,13 +135,37 @@ BOOST_AUTO_TEST_CASE(a_value_lies_in_the_word_of_its_index_modulo_the_words_of_a
   values[17] = 7.0f;   // the highest: code 14
   values[0] = 7.0f;    // sets the scale: 1 a level
   std::vector<std::uint32_t> words(17);
-  net::encodeValues(WireEncoding::kQ4, values.data(), 128, words.data());
+  net::encodeValues(WireEncoding::kQ4, values.data(), nullptr, 128, words.data());
   float scale;
   std::memcpy(&scale, &words[0], sizeof scale);
   BOOST_TEST(scale == 1.0f);
   BOOST_TEST((words[2] & 0xF) == 0u);       // value 1: code 0; value 17: code 14
   BOOST_TEST(((words[2] >> 4) & 0xF) == 14u);
   BOOST_TEST((words[1] & 0xF) == 14u);      // value 0
+}
+
+BOOST_AUTO_TEST_CASE(log4_sends_small_values_within_a_factor_of_one_and_a_half) {
+  // Beside a largest magnitude of 1, values down to 1/64 of it are sent at about their size,
+  // where q4 sends those below 1/14 as nothing.
+  std::vector<float> values(128, 0.0f);
+  values[0] = 1.0f;
+  const std::vector<float> small{-0.6f, 0.3f, 0.05f, -0.02f, 0.016f};
+  std::copy(small.begin(), small.end(), values.begin() + 1);
+  for (auto encoding : {WireEncoding::kLog4, WireEncoding::kQ4}) {
+    auto block = values;
+    std::vector<std::uint32_t> words(net::encodedWords(encoding, 128));
+    net::encodeValues(encoding, block.data(), nullptr, 128, words.data());
+    const auto sent = decoded(encoding, words, 128);
+    BOOST_TEST(sent[0] == 1.0f);
+    for (size_t i = 0; i < small.size(); ++i) {
+      const float ratio = sent[i + 1] / small[i];
+      if (encoding == WireEncoding::kLog4) {
+        BOOST_TEST((ratio >= 2.0f / 3 && ratio <= 4.0f / 3), small[i] << " sent as " << sent[i + 1]);
+      } else if (std::fabs(small[i]) < 1.0f / 14) {
+        BOOST_TEST(sent[i + 1] == 0.0f);
+      }
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(error_feedback_loses_nothing_over_many_pushes) {
@@ -153,8 +178,7 @@ BOOST_AUTO_TEST_CASE(error_feedback_loses_nothing_over_many_pushes) {
       std::vector<float> unsent(count, 0.0f), arrived(count, 0.0f);
       std::vector<std::uint32_t> words(net::encodedWords(encoding, count));
       for (int push = 0; push < 200; ++push) {
-        for (size_t i = 0; i < count; ++i) unsent[i] += gradient[i];
-        net::encodeValues(encoding, unsent.data(), count, words.data());
+        net::encodeValues(encoding, unsent.data(), gradient.data(), count, words.data());
         net::decodeValues(encoding, words.data(), count, arrived.data(), true);
       }
       for (size_t i = 0; i < count; ++i) {

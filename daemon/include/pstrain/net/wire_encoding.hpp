@@ -42,9 +42,17 @@ WireEncoding wireEncodingFromByte(std::uint8_t byte);
 // The 32-bit words that `count` values take in `encoding`.
 size_t encodedWords(WireEncoding encoding, size_t count);
 
-// Encodes `count` values into encodedWords() words at `words`. fp32 copies them; a lossy
-// encoding leaves in `values` what it did not send (value - decoded value).
-void encodeValues(WireEncoding encoding, float* values, size_t count, std::uint32_t* words);
+// Encodes `count` values, each plus the same of `plus` (none: null), into encodedWords() words
+// at `words`, and leaves in `values` what it did not send (the sum - the decoded value; fp32
+// sends it all). A worker's push: what earlier pushes did not send plus its gradient.
+void encodeValues(WireEncoding encoding, float* values, const float* plus, size_t count,
+                  std::uint32_t* words);
+
+// Encodes the change from `from` to `to` and writes into `after` the copy that a receiver which
+// held `from` holds once it has added the decoded words to it (decodeValues with `add`): a ps's
+// answer and its record of the worker's copy, in one pass.
+void encodeChange(WireEncoding encoding, const float* from, const float* to, size_t count,
+                  std::uint32_t* words, float* after);
 
 // Decodes `count` values from `words`: into `values`, or added to them (`add`). Worker and ps
 // apply an answer's change with this one function, so their copies stay bit for bit the same.

@@ -58,8 +58,7 @@ class AnswerEncoder {
   const net::WireEncoding encoding_;
   const size_t count_;
   std::mutex mutex_;
-  std::deque<Made> made_;             // newest first
-  AlignedVector<float> difference_;   // what change() encodes, under mutex_
+  std::deque<Made> made_;  // newest first
 };
 
 }  // namespace pstrain::ps
