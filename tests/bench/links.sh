@@ -35,19 +35,19 @@ run_processes() {
   local hosts="" i
   for i in $(seq 0 $((ps - 1))); do hosts+="${hosts:+,}127.0.0.1:$((LINK_BASE_PORT + i))"; done
   local common=(--ps "$ps" --workers "$workers" --ps-hosts "$hosts" --log-to-stdout false "$@")
+  # start ROLE INDEX PORT_FLAG PORT HTTP_PORT
+  start() {
+    "$bin" run --role "$1" --index "$2" "$3" "$4" --http-port "$5" --log-dir "$dir/$1-$2" \
+      "${common[@]}" >"$dir.$1-$2.out" 2>&1 &
+    run_pids+=($!)
+  }
   date +%s.%N >"$dir.start"
   run_pids=()
   for i in $(seq 0 $((ps - 1))); do
-    "$bin" run --role ps --index "$i" --ps-port "$((LINK_BASE_PORT + i))" \
-      --http-port "$((LINK_BASE_PORT + 100 + i))" --log-dir "$dir/ps-$i" "${common[@]}" \
-      >"$dir.ps-$i.out" 2>&1 &
-    run_pids+=($!)
+    start ps "$i" --ps-port "$((LINK_BASE_PORT + i))" "$((LINK_BASE_PORT + 100 + i))"
   done
   for i in $(seq 0 $((workers - 1))); do
-    "$bin" run --role worker --index "$i" --worker-port "$((LINK_BASE_PORT + 200 + i))" \
-      --http-port "$((LINK_BASE_PORT + 300 + i))" --log-dir "$dir/worker-$i" "${common[@]}" \
-      >"$dir.worker-$i.out" 2>&1 &
-    run_pids+=($!)
+    start worker "$i" --worker-port "$((LINK_BASE_PORT + 200 + i))" "$((LINK_BASE_PORT + 300 + i))"
   done
   # Worker 0 writes result.json once the run has ended, then serves until stopped.
   local chief=${run_pids[$ps]} waited=0

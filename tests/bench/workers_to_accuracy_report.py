@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Prints workers_to_accuracy.sh's table from the runs it left in WORK and writes its SVG plot."""
 import glob
-import math
 import sys
 
 from accuracy_curve import accuracy_at, curve, first_at, fmt, median, steps_to
+from time_plot import write_time_plot
 
 work, repeats, cpus, svg_path = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[5]
 workers = [int(w) for w in sys.argv[4].split()]
@@ -67,44 +67,11 @@ def plot():
     """t(0.85) and t(0.87) against workers, pstrain's defaults and the PyTorch peer."""
     series = [("defaults", 0, "#1f77b4", "pstrain, t(0.85)"), ("defaults", 1, "#1f77b4", "pstrain, t(0.87)"),
               ("torch", 0, "#d62728", "PyTorch ps, t(0.85)"), ("torch", 1, "#d62728", "PyTorch ps, t(0.87)")]
-    points = {(prefix, column): [(w, table[f"{prefix}-w{w}"][column]) for w in workers
-                                 if f"{prefix}-w{w}" in table and table[f"{prefix}-w{w}"][column] is not None]
-              for prefix, column, _, _ in series}
-    # A log scale: the PyTorch peer's times are about ten times pstrain's.
-    times = [t for line in points.values() for _, t in line] or [1.0]
-    low, high = math.log10(min(times) / 1.5), math.log10(max(times) * 1.5)
-    width, height, left, bottom, top, right = 640, 400, 60, 50, 30, 190
-    x = lambda w: left + (w - 1) / max(1, max(workers) - 1) * (width - left - right)
-    y = lambda t: height - bottom - (math.log10(t) - low) / (high - low) * (height - bottom - top)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'font-family="sans-serif" font-size="12">',
-             f'<text x="{left}" y="18">Time to accuracy against workers, {cpus} CPUs</text>',
-             f'<line x1="{left}" y1="{height - bottom}" x2="{width - right}" y2="{height - bottom}" stroke="black"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="black"/>',
-             f'<text x="{(left + width - right) / 2}" y="{height - 12}" text-anchor="middle">workers</text>',
-             f'<text x="14" y="{(top + height - bottom) / 2}" transform="rotate(-90 14 {(top + height - bottom) / 2})" '
-             f'text-anchor="middle">seconds from the command (log scale)</text>']
-    for w in workers:
-        parts.append(f'<text x="{x(w):.1f}" y="{height - bottom + 16}" text-anchor="middle">{w}</text>')
-    ticks = [m * 10 ** e for e in range(math.floor(low), math.ceil(high) + 1) for m in (1, 2, 5)]
-    for t in (t for t in ticks if low <= math.log10(t) <= high):
-        parts.append(f'<text x="{left - 6}" y="{y(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-        parts.append(f'<line x1="{left}" y1="{y(t):.1f}" x2="{width - right}" y2="{y(t):.1f}" stroke="#ddd"/>')
-    for n, (prefix, column, colour, label) in enumerate(series):
-        line = points[(prefix, column)]
-        dash = ' stroke-dasharray="5,4"' if column == 1 else ""
-        if len(line) > 1:
-            path = " ".join(f"{x(w):.1f},{y(t):.1f}" for w, t in line)
-            parts.append(f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
-        for w, t in line:
-            parts.append(f'<circle cx="{x(w):.1f}" cy="{y(t):.1f}" r="3" fill="{colour}"/>')
-        ly = top + 10 + 18 * n
-        parts.append(f'<line x1="{width - right + 12}" y1="{ly}" x2="{width - right + 36}" y2="{ly}" '
-                     f'stroke="{colour}" stroke-width="2"{dash}/>')
-        parts.append(f'<text x="{width - right + 42}" y="{ly + 4}">{label}</text>')
-    parts.append("</svg>")
-    with open(svg_path, "w") as svg:
-        svg.write("\n".join(parts) + "\n")
+    write_time_plot(svg_path, f"Time to accuracy against workers, {cpus} CPUs", workers,
+                    [(label, colour, ' stroke-dasharray="5,4"' if column == 1 else "",
+                      [(w, table[f"{prefix}-w{w}"][column]) for w in workers
+                       if f"{prefix}-w{w}" in table and table[f"{prefix}-w{w}"][column] is not None])
+                     for prefix, column, colour, label in series])
 
 
 plot()
