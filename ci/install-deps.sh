@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building pstrain needs from Debian/Ubuntu packages (with --tests, also what the
-# tests use: an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, and prometheus for
-# promtool and a Prometheus server the chart's checks run), plus any packages named; skips
+# tests use: an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, prometheus for
+# promtool and a Prometheus server the chart's checks run, and ONNX's Python checker and OpenCV,
+# which read model.onnx), plus any packages named; skips
 # packages that are already there. Uses sudo when not run as root.
 set -euo pipefail
 
@@ -10,11 +11,13 @@ packages=(
   libpoco-dev libarmadillo-dev libopenblas-dev libyaml-cpp-dev libspdlog-dev libboost-test-dev
   libpng-dev
   prometheus-cpp-dev
+  libonnx-dev libprotobuf-dev
   dataset-fashion-mnist
 )
 if [ "${1:-}" = "--tests" ]; then
   shift
-  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq prometheus)
+  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq prometheus
+    python3-onnx python3-opencv)
 fi
 packages+=("$@")
 

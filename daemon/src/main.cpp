@@ -33,7 +33,10 @@ void printUsage() {
       "  pstrain plot LOG_DIR|EVENTS_FILE... [-o curve.svg]\n"
       "                           loss and test accuracy against the global step, as SVG\n"
       "  pstrain serve --model FILE [--http-port N]\n"
-      "                           POST /predict and the page at / for a model.bin (port 8080)\n\n"
+      "                           POST /predict and the page at / for a model.bin (port 8080)\n"
+      "  pstrain export --onnx [--model model.bin] [-o model.onnx]\n"
+      "                           a model file as ONNX (input pixels [N, 784] 0-255; outputs\n"
+      "                           probabilities [N, 10], predictions [N]), by default beside it\n\n"
       "Configuration: flags > PSTRAIN_* environment > YAML file (--config FILE) > defaults.\n"
       "Keys:\n%s",
       PSTRAIN_VERSION, pstrain::config::describeKeys().c_str());
@@ -74,6 +77,7 @@ int main(int argc, char** argv) {
     if (command == "status") return pstrain::app::runStatus(args);
     if (command == "plot") return pstrain::app::runPlot(args);
     if (command == "serve") return pstrain::app::runServe(args);
+    if (command == "export") return pstrain::app::runExport(args);
     std::fprintf(stderr, "pstrain: unknown command '%s' (pstrain --help lists the commands)\n",
                  command.c_str());
     return pstrain::kExitConfig;

@@ -27,6 +27,7 @@
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/layout.hpp"
 #include "pstrain/model/model_file.hpp"
+#include "pstrain/model/onnx_export.hpp"
 #include "pstrain/net/dialer.hpp"
 #include "pstrain/net/listener.hpp"
 #include "pstrain/observe/meters.hpp"
@@ -182,6 +183,41 @@ std::function<std::vector<net::Endpoint>()> currentPs(const std::vector<std::str
   };
 }
 
+// Worker 0's end of a run: model.bin and model.onnx (what `pstrain export --onnx` makes of it),
+// the model served, then result.json.
+void finishChief(const config::Config& settings, model::Model trained,
+                 const worker::TrainingResult& result, std::uint64_t runId, double elapsedSeconds,
+                 Reports& reports, serve::ModelSlot* model) {
+  const std::string modelPath = settings.logDir + "/model.bin";
+  writeFileAtomically(modelPath, model::serializeModel(trained));
+  writeFileAtomically(settings.logDir + "/model.onnx", model::onnxModel(trained));
+  model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
+  // Before result.json, which `pstrain local` stops the processes on.
+  reports.progress.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
+                              result.testAccuracy.value_or(0), result.elapsedSeconds});
+  Summary summary;
+  summary.globalStep = result.globalStep;
+  summary.testAccuracy = result.testAccuracy.value_or(0);
+  summary.trainingElapsedSeconds = result.elapsedSeconds;
+  summary.elapsedSeconds = elapsedSeconds;
+  summary.ps = settings.ps;
+  summary.workers = int(result.mostWorkers);
+  summary.blasCore = blasCoreInUse();
+  summary.runId = std::to_string(runId);
+  summary.pushEncoding = net::encodingName(settings.pushEncoding);
+  summary.pullEncoding = net::encodingName(settings.pullEncoding);
+  if (result.localSteps > 0) {
+    const double steps = double(result.localSteps);
+    summary.computeMsPerStep = 1e3 * result.computeSeconds / steps;
+    summary.communicationMsPerStep = 1e3 * result.communicationSeconds / steps;
+    summary.waitingMsPerStep = 1e3 * result.waitingSeconds / steps;
+    summary.bytesPerStep = double(result.bytesExchanged) / steps;
+  }
+  writeSummary(summary, settings.logDir + "/result.json");
+  log::logger("worker")->info("Worker 0: model written to {}/model.bin and model.onnx; {}",
+                              settings.logDir, describe(summary));
+}
+
 [[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
                             Reports& reports, serve::ModelSlot* model,
                             std::function<std::vector<net::Endpoint>()> psNow) {
@@ -225,33 +261,8 @@ std::function<std::vector<net::Endpoint>()> currentPs(const std::vector<std::str
                           reports.meters.traffic);
   auto result = trainer.run(train, chief ? &*test : nullptr);
   if (chief) {
-    const std::string modelPath = settings.logDir + "/model.bin";
-    model::Model trained{trainer.layout(), trainer.parameters(), *dataSet};
-    writeFileAtomically(modelPath, model::serializeModel(trained));
-    model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
-    // Before result.json, which `pstrain local` stops the processes on.
-    reports.progress.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
-                                 result.testAccuracy.value_or(0), result.elapsedSeconds});
-    Summary summary;
-    summary.globalStep = result.globalStep;
-    summary.testAccuracy = result.testAccuracy.value_or(0);
-    summary.trainingElapsedSeconds = result.elapsedSeconds;
-    summary.elapsedSeconds = secondsSince(start);
-    summary.ps = settings.ps;
-    summary.workers = int(result.mostWorkers);
-    summary.blasCore = blasCoreInUse();
-    summary.runId = std::to_string(runId);
-    summary.pushEncoding = net::encodingName(settings.pushEncoding);
-    summary.pullEncoding = net::encodingName(settings.pullEncoding);
-    if (result.localSteps > 0) {
-      const double steps = double(result.localSteps);
-      summary.computeMsPerStep = 1e3 * result.computeSeconds / steps;
-      summary.communicationMsPerStep = 1e3 * result.communicationSeconds / steps;
-      summary.waitingMsPerStep = 1e3 * result.waitingSeconds / steps;
-      summary.bytesPerStep = double(result.bytesExchanged) / steps;
-    }
-    writeSummary(summary, settings.logDir + "/result.json");
-    logger->info("Worker 0: model written to {}/model.bin; {}", settings.logDir, describe(summary));
+    finishChief(settings, {trainer.layout(), trainer.parameters(), *dataSet}, result, runId,
+                secondsSince(start), reports, model);
   }
   recordCompletion(settings.checkpointDir, runId, result.globalStep);
   // Completed once its files are written: whoever waits for the state can read result.json.

@@ -23,6 +23,7 @@
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
+#include "support/serve_process.hpp"
 #include "support/test_model.hpp"
 #include "support/wait.hpp"
 
@@ -143,24 +144,6 @@ struct LocalRun {
     auto answer = httpGet(chiefPort, "/status");
     return answer.status == 200 ? parseObject(answer.body) : nullptr;
   }
-};
-
-// `pstrain serve` of `model` on a free port, up once its /healthz answers.
-struct ServeProcess {
-  TempDir dir;
-  int port = pstrain::net::freeLoopbackPorts(1)[0];
-  std::unique_ptr<ChildProcess> process;
-
-  explicit ServeProcess(const std::string& model) {
-    process = std::make_unique<ChildProcess>(
-        std::vector<std::string>{pstrainBinary(), "serve", "--model", model, "--http-port",
-                                 std::to_string(port)},
-        dir.file("serve.out"), dir.file("serve.err"));
-    BOOST_REQUIRE(
-        waitFor([&] { return httpGet(port, "/healthz").status == 200; }, std::chrono::seconds(20)));
-  }
-
-  ~ServeProcess() { process->stop(std::chrono::milliseconds(5000)); }
 };
 
 // Holds the clients of a burst until every one of them has come this far, or `timeout` passed.

@@ -23,4 +23,7 @@ int runServe(const std::vector<std::string>& args);
 // `pstrain plot DEPLOY_LOG... -o curve.svg`: the training curve as an SVG chart.
 int runPlot(const std::vector<std::string>& args);
 
+// `pstrain export --onnx [--model model.bin] [-o model.onnx]`: a model file as ONNX.
+int runExport(const std::vector<std::string>& args);
+
 }  // namespace pstrain::app
