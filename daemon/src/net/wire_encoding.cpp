@@ -188,7 +188,13 @@ struct Bf16 {
 
 // Each in an AVX2 build and a baseline one, picked at load time: the blocks' loops run at twice
 // the width where the CPU has it (the same operations on each value, so the same results).
+// Clang (the fuzzing build) clones no function templates, and ThreadSanitizer cannot run the
+// resolver that picks a clone at load time: there, the baseline alone.
+#if defined(__clang__) || defined(__SANITIZE_THREAD__)
+#define PSTRAIN_WIDE_LOOPS
+#else
 #define PSTRAIN_WIDE_LOOPS __attribute__((target_clones("avx2", "default")))
+#endif
 
 // Whole blocks in place, `plus` added to each first while it is in cache; the last, partial
 // block through one padded with zeros.
