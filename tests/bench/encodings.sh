@@ -3,8 +3,8 @@
 # steps to 0.87 with 1, 4 and 12 workers (ENC_WORKERS) computing at once (sync, as on a machine
 # with a core per process or on Kubernetes; `pstrain local --concurrent-workers 0`), and the test
 # accuracy after 6,000 global steps with `pstrain local`'s defaults and 2 workers; 2 ps, batch
-# 100, Fashion-MNIST, snapshots every 50 global steps. Encodings: ENC_ENCODINGS (PUSH/PULL pairs,
-# default fp32/fp32 bf16/bf16 q8/q4 q4/q2 q2/q2); rounds (ENC_ROUNDS, default 3) use seeds 1, 2,
+# 100, Fashion-MNIST, snapshots every 25 global steps. Encodings: ENC_ENCODINGS (PUSH/PULL pairs,
+# default fp32/fp32 bf16/bf16 q8/q4 log4/q3 log4/q2); rounds (ENC_ROUNDS, default 3) use seeds 1, 2,
 # 3, interleaved. Writes the table to $OUT/encodings.txt (default OUT=build/encodings).
 #   tests/bench/encodings.sh
 set -uo pipefail
@@ -13,7 +13,7 @@ out="${OUT:-build/encodings}"
 bin="${ENC_BIN:-build/pstrain}"
 data=/usr/share/datasets/fashion-mnist
 workers="${ENC_WORKERS:-1 4 12}"
-encodings="${ENC_ENCODINGS:-fp32/fp32 bf16/bf16 q8/q4 q4/q2 q2/q2}"
+encodings="${ENC_ENCODINGS:-fp32/fp32 bf16/bf16 q8/q4 log4/q3 log4/q2}"
 rounds="${ENC_ROUNDS:-3}"
 [ -x "$bin" ] || { echo "build first: ci/build.sh" >&2; exit 1; }
 mkdir -p "$out"
@@ -31,7 +31,7 @@ run() {
   local base="$work/$name"
   date +%s.%N >"$base.start"
   "$bin" local --ps 2 --workers "$w" --hidden-units 128 --batch-size 100 --seed "$seed" \
-    --train-steps "$steps" --eval-every-steps 50 --log-every-steps 1000 --data-dir "$data" \
+    --train-steps "$steps" --eval-every-steps 25 --log-every-steps 1000 --data-dir "$data" \
     --push-encoding "$push" --pull-encoding "$pull" --log-dir "$base" \
     --summary-json "$base.json" "$@" >/dev/null 2>&1 || echo '{}' >"$base.json"
   echo "$name: $(grep -o '"test_accuracy": [0-9.]*' "$base.json")" >&2

@@ -2,7 +2,7 @@
 # Time to accuracy behind a cluster's network: 2 ps and 1, 2 and 4 workers (NET_WORKERS) as
 # `pstrain run` processes, as pods are (sync by default: each computes at once), each ps behind a
 # link of its own at each speed in NET_LINKS (default: unlimited, 10gbit, 1gbit), with each wire
-# encoding in NET_ENCODINGS (PUSH/PULL pairs; default fp32/fp32, bf16/bf16, q4/q2 and log4/q2).
+# encoding in NET_ENCODINGS (PUSH/PULL pairs; default fp32/fp32, bf16/bf16, q8/q4 and log4/q3).
 #
 # The links are the kernel's (tests/bench/links.sh): htb classes on loopback, one for the bytes
 # into each ps's port and one for those out of it, each at the link's rate, shared by every
@@ -21,7 +21,7 @@ bin="${NET_BIN:-build/pstrain}"
 data="${DATA_DIR:-/usr/share/datasets/fashion-mnist}"
 links="${NET_LINKS:-unlimited 10gbit 1gbit}"
 workers="${NET_WORKERS:-1 2 4}"
-encodings="${NET_ENCODINGS:-fp32/fp32 bf16/bf16 q4/q2 log4/q2}"
+encodings="${NET_ENCODINGS:-fp32/fp32 bf16/bf16 q8/q4 log4/q3}"
 rounds="${NET_ROUNDS:-3}"
 [ -x "$bin" ] || { echo "build first: ci/build.sh" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "needs root for tc" >&2; exit 1; }

@@ -74,7 +74,7 @@ T parseChoice(const std::string& text, std::initializer_list<std::pair<const cha
 
 net::WireEncoding parseEncoding(const std::string& text) {
   if (auto encoding = net::parseWireEncoding(text)) return *encoding;
-  throw InvalidValue{"fp32, bf16, q8, q4, q2 or log4"};
+  throw InvalidValue{"fp32, bf16, q8, q4, q3, q2 or log4"};
 }
 
 bool parseBool(const std::string& text) {
@@ -283,12 +283,12 @@ const std::vector<Key>& keys() {
        "trip with compute, each gradient computed on parameters that many answers old"},
       {"pushEncoding",
        [](Config& c, const std::string& v) { c.pushEncoding = parseEncoding(v); },
-       "how pushes go on the wire: fp32, bf16, q8, q4, q2 or log4 (what a lossy encoding does not send "
-       "of a gradient goes with the worker's next push)"},
+       "how pushes go on the wire: fp32, bf16, q8, q4, q3, q2 or log4 (what a lossy encoding does "
+       "not send of a gradient goes with the worker's next push)"},
       {"pullEncoding",
        [](Config& c, const std::string& v) { c.pullEncoding = parseEncoding(v); },
-       "how the ps send parameters: fp32, or bf16, q8, q4, q2 or log4 changes since the worker's copy "
-       "(what an answer does not send goes with the next)"},
+       "how the ps send parameters: fp32, or bf16, q8, q4, q3, q2 or log4 changes since the "
+       "worker's copy (what an answer does not send goes with the next)"},
       {"logEverySteps",
        [](Config& c, const std::string& v) { c.logEverySteps = parseInt(v, 1, kMaxInt64); },
        "progress line every N steps"},

@@ -22,61 +22,106 @@ float floatOf(std::uint32_t bits) {
   return value;
 }
 
-// qN's constants: `kLevels` either side of zero, `kPerWord` codes in a word, kWords code words
-// in a block (after its scale word).
-template <int Bits>
-struct Quantized {
-  static constexpr int kLevels = (1 << (Bits - 1)) - 1;
-  static constexpr size_t kPerWord = 32 / Bits;
+// One plane of a block's codes: bits Offset..Offset+Width-1 of each code, 32/Width to a word,
+// value i of the block in word i % W at bit Width * (i / W).
+template <int Width, int Offset>
+struct CodePlane {
+  static constexpr size_t kPerWord = 32 / Width;
   static constexpr size_t kWords = kBlockValues / kPerWord;
-  static constexpr std::uint32_t kMask = (Bits == 32) ? ~0u : (1u << Bits) - 1;
+  static constexpr std::uint32_t kMask = (1u << Width) - 1;
 
-  static constexpr size_t blockWords() { return 1 + kWords; }
-
-  static void encode(float* values, std::uint32_t* out) {
-    // The largest magnitude, compared as the bits of |value|: for numbers their order is the
-    // integers' (and the loop vectorises, where a float comparison's NaN rule would stop it).
-    std::int32_t largestBits = 0;
-    for (size_t i = 0; i < kBlockValues; ++i) {
-      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
-      largestBits = magnitude > largestBits ? magnitude : largestBits;
-    }
-    const float largest = floatOf(std::uint32_t(largestBits));
-    const float scale = largest / float(kLevels);
-    const float inverse = largest > 0 ? float(kLevels) / largest : 0.0f;
-    out[0] = bitsOf(scale);
-    std::uint32_t* words = out + 1;
+  static void pack(const std::int32_t* codes, std::uint32_t* words) {
     alignas(16) std::uint32_t packed[kWords] = {};
     for (size_t j = 0; j < kPerWord; ++j) {
-      float* __restrict row = values + j * kWords;
-      // Round to nearest: |value * inverse| <= kLevels, so adding kLevels + 0.5 makes it
-      // positive and truncation floors it. (Not a number gives an arbitrary level.)
-      alignas(16) std::int32_t codes[kWords];
       for (size_t i = 0; i < kWords; ++i) {
-        codes[i] = std::int32_t(row[i] * inverse + (float(kLevels) + 0.5f)) & std::int32_t(kMask);
-      }
-      for (size_t i = 0; i < kWords; ++i) {
-        packed[i] |= std::uint32_t(codes[i]) << (j * Bits);
-        row[i] -= float(codes[i] - kLevels) * scale;
+        packed[i] |= ((std::uint32_t(codes[j * kWords + i]) >> Offset) & kMask) << (j * Width);
       }
     }
     std::memcpy(words, packed, sizeof packed);
   }
 
-  static void decode(const std::uint32_t* in, float* values, bool add) {
-    const float scale = floatOf(in[0]);
-    const std::uint32_t* words = in + 1;
+  // Adds this plane's bits to `codes`.
+  static void unpack(const std::uint32_t* words, std::int32_t* codes) {
     for (size_t j = 0; j < kPerWord; ++j) {
-      float* __restrict row = values + j * kWords;
-      alignas(16) float decoded[kWords];
       for (size_t i = 0; i < kWords; ++i) {
-        decoded[i] = float(std::int32_t((words[i] >> (j * Bits)) & kMask) - kLevels) * scale;
+        codes[j * kWords + i] |= std::int32_t(((words[i] >> (j * Width)) & kMask) << Offset);
       }
-      if (add) {
-        for (size_t i = 0; i < kWords; ++i) row[i] += decoded[i];
-      } else {
-        std::memcpy(row, decoded, sizeof decoded);
-      }
+    }
+  }
+};
+
+// qN's codes in planes: one of N bits where N divides 32; q3's as a plane of their low 2 bits
+// and a plane of their high bit.
+template <int Bits>
+struct CodePlanes {
+  static constexpr size_t kWords = CodePlane<Bits, 0>::kWords;
+  static void pack(const std::int32_t* codes, std::uint32_t* words) {
+    CodePlane<Bits, 0>::pack(codes, words);
+  }
+  static void unpack(const std::uint32_t* words, std::int32_t* codes) {
+    CodePlane<Bits, 0>::unpack(words, codes);
+  }
+};
+
+template <>
+struct CodePlanes<3> {
+  using Low = CodePlane<2, 0>;
+  using High = CodePlane<1, 2>;
+  static constexpr size_t kWords = Low::kWords + High::kWords;
+  static void pack(const std::int32_t* codes, std::uint32_t* words) {
+    Low::pack(codes, words);
+    High::pack(codes, words + Low::kWords);
+  }
+  static void unpack(const std::uint32_t* words, std::int32_t* codes) {
+    Low::unpack(words, codes);
+    High::unpack(words + Low::kWords, codes);
+  }
+};
+
+// qN: `kLevels` levels either side of zero, a step apart; the block's step in its first word.
+template <int Bits>
+struct Quantized {
+  static constexpr int kLevels = (1 << (Bits - 1)) - 1;
+  using Planes = CodePlanes<Bits>;
+
+  static constexpr size_t blockWords() { return 1 + Planes::kWords; }
+
+  // The step between levels: the block's largest magnitude over the top level, every value
+  // within reach. The largest magnitude is compared as the bits of |value|: for numbers their
+  // order is the integers' (and the loop vectorises, where a float comparison's NaN rule would
+  // stop it).
+  static float step(const float* values) {
+    std::int32_t largestBits = 0;
+    for (size_t i = 0; i < kBlockValues; ++i) {
+      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
+      largestBits = magnitude > largestBits ? magnitude : largestBits;
+    }
+    return floatOf(std::uint32_t(largestBits)) / float(kLevels);
+  }
+
+  static void encode(float* __restrict values, std::uint32_t* out) {
+    const float scale = step(values);
+    const float inverse = scale > 0 ? 1.0f / scale : 0.0f;
+    out[0] = bitsOf(scale);
+    // Round to nearest: within the levels (the clip only catches float rounding), adding
+    // kLevels + 0.5 makes it positive and truncation floors it. (Not a number gives an
+    // arbitrary level.)
+    alignas(16) std::int32_t codes[kBlockValues];
+    for (size_t i = 0; i < kBlockValues; ++i) {
+      const float level = std::min(std::max(values[i] * inverse, -float(kLevels)), float(kLevels));
+      codes[i] = std::int32_t(level + (float(kLevels) + 0.5f)) & ((1 << Bits) - 1);
+      values[i] -= float(codes[i] - kLevels) * scale;
+    }
+    Planes::pack(codes, out + 1);
+  }
+
+  static void decode(const std::uint32_t* in, float* __restrict values, bool add) {
+    const float scale = floatOf(in[0]);
+    alignas(16) std::int32_t codes[kBlockValues] = {};
+    Planes::unpack(in + 1, codes);
+    for (size_t i = 0; i < kBlockValues; ++i) {
+      const float decoded = float(codes[i] - kLevels) * scale;
+      values[i] = add ? values[i] + decoded : decoded;
     }
   }
 };
@@ -262,6 +307,7 @@ std::string encodingName(WireEncoding encoding) {
     case WireEncoding::kBf16: return "bf16";
     case WireEncoding::kQ8: return "q8";
     case WireEncoding::kQ4: return "q4";
+    case WireEncoding::kQ3: return "q3";
     case WireEncoding::kQ2: return "q2";
     case WireEncoding::kLog4: return "log4";
   }
@@ -270,14 +316,15 @@ std::string encodingName(WireEncoding encoding) {
 
 std::optional<WireEncoding> parseWireEncoding(const std::string& name) {
   for (auto encoding : {WireEncoding::kFp32, WireEncoding::kBf16, WireEncoding::kQ8,
-                        WireEncoding::kQ4, WireEncoding::kQ2, WireEncoding::kLog4}) {
+                        WireEncoding::kQ4, WireEncoding::kQ3, WireEncoding::kQ2,
+                        WireEncoding::kLog4}) {
     if (encodingName(encoding) == name) return encoding;
   }
   return std::nullopt;
 }
 
 WireEncoding wireEncodingFromByte(std::uint8_t byte) {
-  if (byte > std::uint8_t(WireEncoding::kLog4)) {
+  if (byte > std::uint8_t(WireEncoding::kQ3)) {
     throw ProtocolError("unknown wire encoding " + std::to_string(int(byte)));
   }
   return WireEncoding(byte);
@@ -289,6 +336,7 @@ size_t encodedWords(WireEncoding encoding, size_t count) {
     case WireEncoding::kBf16: return blocks(count) * Bf16::blockWords();
     case WireEncoding::kQ8: return blocks(count) * Quantized<8>::blockWords();
     case WireEncoding::kQ4: return blocks(count) * Quantized<4>::blockWords();
+    case WireEncoding::kQ3: return blocks(count) * Quantized<3>::blockWords();
     case WireEncoding::kQ2: return blocks(count) * Quantized<2>::blockWords();
     case WireEncoding::kLog4: return blocks(count) * Logarithmic::blockWords();
   }
@@ -305,6 +353,7 @@ void encodeValues(WireEncoding encoding, float* values, const float* plus, size_
     case WireEncoding::kBf16: return encodeBlocks<Bf16>(values, plus, count, words);
     case WireEncoding::kQ8: return encodeBlocks<Quantized<8>>(values, plus, count, words);
     case WireEncoding::kQ4: return encodeBlocks<Quantized<4>>(values, plus, count, words);
+    case WireEncoding::kQ3: return encodeBlocks<Quantized<3>>(values, plus, count, words);
     case WireEncoding::kQ2: return encodeBlocks<Quantized<2>>(values, plus, count, words);
     case WireEncoding::kLog4: return encodeBlocks<Logarithmic>(values, plus, count, words);
   }
@@ -322,6 +371,7 @@ void encodeChange(WireEncoding encoding, const float* from, const float* to, siz
     case WireEncoding::kBf16: return changeBlocks<Bf16>(from, to, count, words, after);
     case WireEncoding::kQ8: return changeBlocks<Quantized<8>>(from, to, count, words, after);
     case WireEncoding::kQ4: return changeBlocks<Quantized<4>>(from, to, count, words, after);
+    case WireEncoding::kQ3: return changeBlocks<Quantized<3>>(from, to, count, words, after);
     case WireEncoding::kQ2: return changeBlocks<Quantized<2>>(from, to, count, words, after);
     case WireEncoding::kLog4: return changeBlocks<Logarithmic>(from, to, count, words, after);
   }
@@ -341,6 +391,7 @@ void decodeValues(WireEncoding encoding, const std::uint32_t* words, size_t coun
     case WireEncoding::kBf16: return decodeBlocks<Bf16>(words, count, values, add);
     case WireEncoding::kQ8: return decodeBlocks<Quantized<8>>(words, count, values, add);
     case WireEncoding::kQ4: return decodeBlocks<Quantized<4>>(words, count, values, add);
+    case WireEncoding::kQ3: return decodeBlocks<Quantized<3>>(words, count, values, add);
     case WireEncoding::kQ2: return decodeBlocks<Quantized<2>>(words, count, values, add);
     case WireEncoding::kLog4: return decodeBlocks<Logarithmic>(words, count, values, add);
   }

@@ -21,9 +21,9 @@ func TestDefaultsTrainFourWorkersInSyncBehindAGigabitLink(t *testing.T) {
 	r.waitCompleted()
 	for _, pod := range pods {
 		f, err := r.podFacts(pod)
-		if err != nil || f.Starts != 1 || f.Mode != "sync" || f.PushEncoding != "log4" || f.PullEncoding != "q2" {
+		if err != nil || f.Starts != 1 || f.Mode != "sync" || f.PushEncoding != "log4" || f.PullEncoding != "q3" {
 			t.Errorf("%s: %d starts, mode %q, %q pushes, %q answers; want one start in sync mode, "+
-				"log4 pushes and q2 answers (%v)", pod, f.Starts, f.Mode, f.PushEncoding, f.PullEncoding, err)
+				"log4 pushes and q3 answers (%v)", pod, f.Starts, f.Mode, f.PushEncoding, f.PullEncoding, err)
 		}
 	}
 	if res := r.result(); res.GlobalStep != 400 || res.BytesPerStep <= 0 || res.BytesPerStep > 102000 {

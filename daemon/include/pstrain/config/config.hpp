@@ -63,7 +63,7 @@ struct Config {
   // How pushes and answers go on the wire (net::WireEncoding, docs/design.md "Compressed pushes
   // and pulls").
   net::WireEncoding pushEncoding = net::WireEncoding::kLog4;
-  net::WireEncoding pullEncoding = net::WireEncoding::kQ2;
+  net::WireEncoding pullEncoding = net::WireEncoding::kQ3;
   std::int64_t logEverySteps = 1;
   std::int64_t evalEverySteps = 1000;
   std::uint64_t seed = 1;
