@@ -22,6 +22,17 @@ float floatOf(std::uint32_t bits) {
   return value;
 }
 
+// The largest magnitude of a block, compared as the bits of |value|: for numbers their order is
+// the integers' (and the loop vectorises, where a float comparison's NaN rule would stop it).
+float largestMagnitude(const float* values) {
+  std::int32_t largestBits = 0;
+  for (size_t i = 0; i < kBlockValues; ++i) {
+    const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
+    largestBits = magnitude > largestBits ? magnitude : largestBits;
+  }
+  return floatOf(std::uint32_t(largestBits));
+}
+
 // One plane of a block's codes: bits Offset..Offset+Width-1 of each code, 32/Width to a word,
 // value i of the block in word i % W at bit Width * (i / W).
 template <int Width, int Offset>
@@ -78,7 +89,8 @@ struct CodePlanes<3> {
   }
 };
 
-// qN: `kLevels` levels either side of zero, a step apart; the block's step in its first word.
+// qN: `kLevels` levels either side of zero, a step apart (the block's largest magnitude over
+// kLevels, in its first word).
 template <int Bits>
 struct Quantized {
   static constexpr int kLevels = (1 << (Bits - 1)) - 1;
@@ -86,30 +98,16 @@ struct Quantized {
 
   static constexpr size_t blockWords() { return 1 + Planes::kWords; }
 
-  // The step between levels: the block's largest magnitude over the top level, every value
-  // within reach. The largest magnitude is compared as the bits of |value|: for numbers their
-  // order is the integers' (and the loop vectorises, where a float comparison's NaN rule would
-  // stop it).
-  static float step(const float* values) {
-    std::int32_t largestBits = 0;
-    for (size_t i = 0; i < kBlockValues; ++i) {
-      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
-      largestBits = magnitude > largestBits ? magnitude : largestBits;
-    }
-    return floatOf(std::uint32_t(largestBits)) / float(kLevels);
-  }
-
   static void encode(float* __restrict values, std::uint32_t* out) {
-    const float scale = step(values);
-    const float inverse = scale > 0 ? 1.0f / scale : 0.0f;
+    const float largest = largestMagnitude(values);
+    const float scale = largest / float(kLevels);
+    const float inverse = largest > 0 ? float(kLevels) / largest : 0.0f;
     out[0] = bitsOf(scale);
-    // Round to nearest: within the levels (the clip only catches float rounding), adding
-    // kLevels + 0.5 makes it positive and truncation floors it. (Not a number gives an
-    // arbitrary level.)
+    // Round to nearest: |value * inverse| <= kLevels, so adding kLevels + 0.5 makes it positive
+    // and truncation floors it. (Not a number gives an arbitrary level.)
     alignas(16) std::int32_t codes[kBlockValues];
     for (size_t i = 0; i < kBlockValues; ++i) {
-      const float level = std::min(std::max(values[i] * inverse, -float(kLevels)), float(kLevels));
-      codes[i] = std::int32_t(level + (float(kLevels) + 0.5f)) & ((1 << Bits) - 1);
+      codes[i] = std::int32_t(values[i] * inverse + (float(kLevels) + 0.5f)) & ((1 << Bits) - 1);
       values[i] -= float(codes[i] - kLevels) * scale;
     }
     Planes::pack(codes, out + 1);
@@ -154,13 +152,8 @@ struct Logarithmic {
   }
 
   static void encode(float* values, std::uint32_t* out) {
-    std::int32_t largestBits = 0;
-    for (size_t i = 0; i < kBlockValues; ++i) {
-      const auto magnitude = std::int32_t(bitsOf(values[i]) & 0x7FFFFFFFu);
-      largestBits = magnitude > largestBits ? magnitude : largestBits;
-    }
     // Below float's normal range times 2^6 the powers would not be exact: such a block is zero.
-    float largest = floatOf(std::uint32_t(largestBits));
+    float largest = largestMagnitude(values);
     if (!(largest >= 1e-30f)) largest = 0;
     const float inverse = largest > 0 ? 1.0f / largest : 0.0f;
     const std::uint32_t scale = bitsOf(largest);
@@ -263,9 +256,10 @@ PSTRAIN_WIDE_LOOPS void encodeBlocks(float* values, const float* plus, size_t co
 }
 
 // A block of to - from encoded, and from plus what it decodes to, in one pass through each.
+// Inlined where it is called, so a whole block's loops have their count fixed and vectorise.
 template <class Code>
-void changeBlock(const float* from, const float* to, size_t count, std::uint32_t* words,
-                 float* after) {
+[[gnu::always_inline]] inline void changeBlock(const float* from, const float* to, size_t count,
+                                               std::uint32_t* words, float* after) {
   alignas(64) float block[kBlockValues] = {};
   for (size_t i = 0; i < count; ++i) block[i] = to[i] - from[i];
   Code::encode(block, words);
@@ -276,10 +270,12 @@ void changeBlock(const float* from, const float* to, size_t count, std::uint32_t
 template <class Code>
 PSTRAIN_WIDE_LOOPS void changeBlocks(const float* from, const float* to, size_t count,
                                      std::uint32_t* words, float* after) {
-  for (size_t at = 0; at < count; at += kBlockValues) {
-    changeBlock<Code>(from + at, to + at, std::min(kBlockValues, count - at), words, after + at);
+  size_t at = 0;
+  for (; at + kBlockValues <= count; at += kBlockValues) {
+    changeBlock<Code>(from + at, to + at, kBlockValues, words, after + at);
     words += Code::blockWords();
   }
+  if (at < count) changeBlock<Code>(from + at, to + at, count - at, words, after + at);
 }
 
 template <class Code>
