@@ -9,12 +9,19 @@
 # every panel whose query returns no data: an error, no series, or NaN only (what a panel draws
 # as nothing). It also shows that it names a panel whose metric does not exist.
 #
+# Then the chart's PstrainTrainingStalled alert (chart/files/alerts.yaml, rendered by helm and
+# loaded by that Prometheus) against a second run, of 1 ps and 1 worker: its expression returns
+# nothing while the run trains, the alert fires once the worker is stopped (SIGSTOP), and it
+# resolves once the worker goes on (SIGCONT).
+#
 # Needs build/pstrain (ci/build.sh; or PSTRAIN=path/to/pstrain), prometheus and promtool (Debian's
-# prometheus package), jq, and the Fashion-MNIST files of Debian's dataset-fashion-mnist. About
-# 15 s. The processes it starts it stops by their PIDs.
+# prometheus package), jq, curl, helm (on PATH, or the chart tools: ci/chart-test.sh tools) and
+# the Fashion-MNIST files of Debian's dataset-fashion-mnist. About 40 s. The processes it starts
+# it stops by their PIDs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 source ci/checks.sh
+source ci/go-env.sh
 
 pstrain="${PSTRAIN:-build/pstrain}"
 dashboard=chart/files/dashboard.json
@@ -23,12 +30,20 @@ data=/usr/share/datasets/fashion-mnist
 # $release, and the labels the Prometheus Operator would give its pods' targets.
 namespace=training
 release=mnist
+# The stall's run, in a namespace of its own: the alerts are rendered for it alone.
+stall_namespace=stalled
+# PstrainTrainingStalled's window: stalledMinutes, at least a minute, made this in the rendered
+# rule, so that a stall shows within seconds.
+window=5s
+helm="$(command -v helm ||
+  echo "${PSTRAIN_TOOLS_DIR:-$(go env GOPATH)/pstrain-chart-tools}/bin/helm")"
 
 missing=""
 [ -x "$pstrain" ] || missing+=" $pstrain (ci/build.sh)"
-for tool in prometheus promtool jq; do
+for tool in prometheus promtool jq curl; do
   command -v "$tool" >/dev/null || missing+=" $tool"
 done
+[ -x "$helm" ] || missing+=" helm (ci/chart-test.sh tools)"
 [ -d "$data" ] || missing+=" $data (dataset-fashion-mnist)"
 if [ -n "$missing" ]; then
   fail "dashboard: missing:$missing"
@@ -42,8 +57,10 @@ fi
 
 work="$(mktemp -d)"
 pids=()
+paused=""  # a worker stopped with SIGSTOP, continued before the processes are stopped
 stop() {
   local pid
+  [ -n "$paused" ] && kill -CONT "$paused" 2>/dev/null
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
   rm -rf "$work"
@@ -64,10 +81,27 @@ until_ok() {
   done
 }
 
-# Prometheus, scraping the targets that targets.json will list, 4 times a second.
+# The release's alerts, the PrometheusRule's spec: a rules file, with the stall's window shortened.
+if ! out="$("$helm" template "$release" chart --namespace "$stall_namespace" \
+  --set metrics.prometheusRule.enabled=true --set metrics.prometheusRule.stalledMinutes=1 \
+  --show-only templates/prometheusrule.yaml 2>&1)"; then
+  fail "dashboard: helm template of the PrometheusRule" "$out"
+  summary
+fi
+sed -n '/^spec:/,$p' <<<"$out" |
+  sed "1d; s/^  //; s/\[1m\]/[$window]/; s/ offset 1m$/ offset $window/" >"$work/alerts.yaml"
+if [ "$(grep -c -e "\[$window\]" -e " offset $window$" "$work/alerts.yaml")" != 2 ]; then
+  fail "dashboard: no window of 1m in PstrainTrainingStalled as rendered" \
+    "$(cat "$work/alerts.yaml")"
+  summary
+fi
+
+# Prometheus, scraping the targets that targets.json will list and evaluating the alerts, 4
+# times a second.
 echo '[]' >"$work/targets.json"
 cat >"$work/prometheus.yml" <<EOF
-global: {scrape_interval: 250ms, scrape_timeout: 250ms}
+global: {scrape_interval: 250ms, scrape_timeout: 250ms, evaluation_interval: 250ms}
+rule_files: ["$work/alerts.yaml"]
 scrape_configs:
   - job_name: pstrain
     file_sd_configs: [{files: ["$work/targets.json"]}]
@@ -84,26 +118,38 @@ until_ok 20 "Prometheus answering queries at $url" query 'vector(1)'
 
 # The run: long enough to be scraped training whatever the machine; stopped once evaluated.
 "$pstrain" local --ps 2 --workers 2 --data-dir "$data" --train-steps 1000000 \
-  --eval-every-steps 100 --log-dir "$work/run" >"$work/local.log" 2>&1 &
+  --eval-every-steps 100 --log-dir "$work/run" >"$work/run.log" 2>&1 &
 run=$!
 pids+=($run)
-# Each process's HTTP port is on its command line; its PID in its first event.
+# pid_of RUN PROCESS: the PID of PROCESS (ps-0, worker-1) of the run in $work/RUN, from its first
+# event.
+pid_of() {
+  jq -r 'select(.event == "started") | .pid' "$work/$1/$2/events.jsonl" 2>/dev/null | head -1
+}
+# started RUN NAMESPACE PROCESS...: once each has started, the processes of the run in $work/RUN
+# are Prometheus' targets (and no others), each labelled as a pod of the release in NAMESPACE.
+# Each process's HTTP port is on its command line.
 started() {
-  local process pid port targets=()
-  for process in ps-0 ps-1 worker-0 worker-1; do
-    pid="$(jq -r 'select(.event == "started") | .pid' "$work/run/$process/events.jsonl" 2>/dev/null |
-      head -1)"
-    [ -n "$pid" ] || { echo "$process has not started; pstrain local says:"; tail -3 "$work/local.log"; return 1; }
+  local run="$1" ns="$2" process pid port targets=()
+  shift 2
+  for process in "$@"; do
+    pid="$(pid_of "$run" "$process")"
+    if [ -z "$pid" ]; then
+      echo "$process has not started; pstrain local says:"
+      tail -3 "$work/$run.log"
+      return 1
+    fi
     port="$(tr '\0' '\n' <"/proc/$pid/cmdline" | grep -A1 -x -- --http-port | tail -1)"
     [ -n "$port" ] || { echo "$process (PID $pid) names no --http-port"; return 1; }
-    targets+=("$(jq -n --arg t "127.0.0.1:$port" --arg ns "$namespace" --arg pod "$release-$process" \
+    targets+=("$(jq -n --arg t "127.0.0.1:$port" --arg ns "$ns" --arg pod "$release-$process" \
       '{targets: [$t], labels: {namespace: $ns, pod: $pod}}')")
   done
   # Written whole, then renamed: Prometheus reads the file when it changes.
   printf '%s\n' "${targets[@]}" | jq -s . >"$work/targets.json.new" &&
     mv "$work/targets.json.new" "$work/targets.json"
 }
-until_ok 30 "the 4 processes of pstrain local started" started
+until_ok 30 "the 4 processes of pstrain local started" \
+  started run "$namespace" ps-0 ps-1 worker-0 worker-1
 
 # Every process scraped at 3 global steps or more while it trains, and worker 0's test accuracy;
 # the moment Prometheus saw it is the one the panels are evaluated at, with the run stopped (its
@@ -164,4 +210,49 @@ if out="$(evaluate "$work/misspelt.json")" && grep -q $'^empty\tLoss\tA\t' <<<"$
 else
   fail "a panel on a metric the daemon does not export (pstrain_losses) was not named" "$out"
 fi
+
+# The stall: a run of 1 ps and 1 worker, its processes Prometheus' only targets, and the alert's
+# expression as Prometheus loaded it, evaluated now.
+unset at
+"$pstrain" local --ps 1 --workers 1 --data-dir "$data" --train-steps 1000000 \
+  --log-dir "$work/stall" >"$work/stall.log" 2>&1 &
+stall_run=$!
+pids+=($stall_run)
+until_ok 30 "the 2 processes of the stall's run started" \
+  started stall "$stall_namespace" ps-0 worker-0
+if ! stalled="$(curl -sf "$url/api/v1/rules" |
+  jq -er '.data.groups[].rules[] | select(.name == "PstrainTrainingStalled") | .query')"; then
+  fail "dashboard: Prometheus has not loaded PstrainTrainingStalled" "$(cat "$work/alerts.yaml")"
+  summary
+fi
+ps_step="pstrain_global_step{namespace=\"$stall_namespace\", role=\"ps\"}"
+# answers EXPR JQ: EXPR's vector now passes the jq test JQ; else prints it.
+answers() {
+  local out
+  out="$(query "$1")" && jq -e "$2" <<<"$out" >/dev/null || { echo "$out"; return 1; }
+}
+firing="ALERTS{alertname=\"PstrainTrainingStalled\", alertstate=\"firing\", \
+namespace=\"$stall_namespace\", pod=\"$release-ps-0\"}"
+
+# Training, with a window's history: the ps's step stood somewhere a window ago, and has moved
+# since, so the expression has all it reads.
+until_ok 60 "Prometheus scraping the stall's run training for $window" \
+  answers "changes($ps_step[$window]) >= 2 and $ps_step offset $window" 'length == 1'
+if out="$(query "$stalled")" && [ "$(jq length <<<"$out")" = 0 ]; then
+  pass "PstrainTrainingStalled: its expression returns nothing while the run trains"
+else
+  fail "PstrainTrainingStalled: its expression returns data while the run trains" "$out"
+fi
+
+# The worker stopped: the ps's step stands still, and within the window the alert fires.
+paused="$(pid_of stall worker-0)"
+kill -STOP "$paused"
+until_ok 30 "PstrainTrainingStalled firing for $release-ps-0 with its worker stopped" \
+  answers "$firing" 'length == 1'
+pass "PstrainTrainingStalled fires for $release-ps-0 while its only worker is stopped (SIGSTOP)"
+kill -CONT "$paused"
+paused=""
+until_ok 30 "PstrainTrainingStalled resolved with the worker going on" \
+  answers "$firing" 'length == 0'
+pass "PstrainTrainingStalled resolves once the worker goes on (SIGCONT)"
 summary

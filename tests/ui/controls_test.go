@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
@@ -45,11 +46,14 @@ type frame struct {
 		Alpha float64
 		Path  [][2]float64
 	}
-	Labels []struct {
-		Text                     string
-		X, Y                     float64
-		Left, Right, Top, Bottom float64 // the text's box, in CSS pixels
-	}
+	Labels []label
+}
+
+// label is one the page drew on the chart: its text where it drew it, and its text's box.
+type label struct {
+	Text                     string
+	X, Y                     float64
+	Left, Right, Top, Bottom float64 // the text's box, in CSS pixels
 }
 
 // recordChart makes the chart's canvas keep what it draws from its last clearing (a whole
@@ -221,25 +225,105 @@ func downloadsHoldTheWholeCurve(ctx context.Context, t *testing.T, url string) {
 
 // xAxisLabels are the chart's tick labels along its foot, left to right: the lowest row but
 // the axis's name.
-func xAxisLabels(ctx context.Context, t *testing.T) []string {
+func xAxisLabels(ctx context.Context, t *testing.T) []label {
 	f := drawnFrame(ctx, t)
 	var name string
 	if err := chromedp.Run(ctx, chromedp.Evaluate(`document.getElementById("chart").dataset.xAxisName`, &name)); err != nil {
 		t.Fatal(err)
 	}
 	lowest := 0.0
-	for _, label := range f.Labels {
-		if label.Text != name {
-			lowest = max(lowest, label.Y)
+	for _, l := range f.Labels {
+		if l.Text != name {
+			lowest = max(lowest, l.Y)
+		}
+	}
+	var labels []label
+	for _, l := range f.Labels {
+		if l.Y == lowest && l.Text != name {
+			labels = append(labels, l)
+		}
+	}
+	return labels
+}
+
+// checkLinearAxis checks that an axis's labels stand where their values are: at least three,
+// their values evenly spaced and each at the position that the line through the others puts it
+// at (within half a pixel); it says whether they do. "0 s, 1 s, 3 s" at even spaces fails.
+func checkLinearAxis(t *testing.T, axis string, texts []string, values, positions []float64) bool {
+	if len(values) < 3 {
+		t.Errorf("the %s is labelled %q; want at least three labels", axis, texts)
+		return false
+	}
+	by := values[1] - values[0]
+	scale := (positions[len(positions)-1] - positions[0]) / (values[len(values)-1] - values[0])
+	for i := range values {
+		if math.Abs(values[i]-values[0]-float64(i)*by) > 1e-9*math.Abs(by) ||
+			math.Abs(positions[i]-positions[0]-(values[i]-values[0])*scale) > 0.5 {
+			t.Errorf("the %s is labelled %q at %v: label %q is not where its value is", axis, texts, positions, texts[i])
+			return false
+		}
+	}
+	return true
+}
+
+// checkXAxis checks the x axis's labels against the whole-unit values they read (`value` of each
+// text): from 0 by even steps of whole units, each where the axis puts its value (within half a
+// pixel), the last within a step of the axis's end, `end`.
+func checkXAxis(ctx context.Context, t *testing.T, labels []label, value func(string) float64, end float64) {
+	var texts []string
+	var values, positions []float64
+	for _, l := range labels {
+		texts = append(texts, l.Text)
+		values = append(values, value(l.Text))
+		positions = append(positions, l.X)
+	}
+	if !checkLinearAxis(t, "x axis", texts, values, positions) {
+		return
+	}
+	var axis struct{ Left, PerUnit float64 } // the plot's left, and pixels a unit along the axis
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const chart = document.getElementById("chart");
+		return { Left: chartBox.left, PerUnit: (chart.clientWidth - chartBox.left - chartBox.right) / +chart.dataset.xMax };
+	})()`, &axis)); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range values {
+		if at := axis.Left + v*axis.PerUnit; math.Abs(positions[i]-at) > 0.5 {
+			t.Errorf("the x axis is labelled %q: %q is at %.1f px, where the axis has %.2f", texts, texts[i], positions[i],
+				(positions[i]-axis.Left)/axis.PerUnit)
+		}
+	}
+	if by := values[1] - values[0]; values[0] != 0 || by != math.Round(by) || values[len(values)-1] <= end-by {
+		t.Errorf("the x axis is labelled %q: not from 0 by whole units up to within a step of %.1f", texts, end)
+	}
+}
+
+// accuracyAxisLabelled: the accuracy axis, on the right, is labelled at ticks through its range,
+// not only at its ends, each label where its value is.
+func accuracyAxisLabelled(ctx context.Context, t *testing.T) {
+	recordChart(ctx, t)
+	f := drawnFrame(ctx, t)
+	title := -1.0
+	for _, l := range f.Labels {
+		if l.Text == "test accuracy" {
+			title = l.X
 		}
 	}
 	var texts []string
-	for _, label := range f.Labels {
-		if label.Y == lowest && label.Text != name {
-			texts = append(texts, label.Text)
+	var values, positions []float64
+	for _, l := range f.Labels {
+		if l.X == title && l.Text != "test accuracy" {
+			v, err := strconv.ParseFloat(l.Text, 64)
+			if err != nil {
+				t.Fatalf("the accuracy axis has a label %q", l.Text)
+			}
+			texts = append(texts, l.Text)
+			values = append(values, v)
+			positions = append(positions, l.Y)
 		}
 	}
-	return texts
+	checkLinearAxis(t, "accuracy axis", texts, values, positions)
+	t.Logf("the accuracy axis is labelled %q", texts)
 }
 
 // span is how long a run's curve lasts, from its first point to its last.
@@ -253,14 +337,19 @@ func (c runCurve) span() float64 {
 	return last - first
 }
 
-// timeAxisSwitch: the x axis switched to time labels its foot with durations up to the longest
-// run's, and back to step with global steps up to the run's last.
+// timeAxisSwitch: the x axis switched to time labels its foot with whole durations up to the
+// longest run's, each where it is on the axis, and back to step with global steps up to the
+// run's last.
 func timeAxisSwitch(ctx context.Context, t *testing.T, trainSteps int, urls ...string) {
 	recordChart(ctx, t)
-	steps := []string{"0", strconv.Itoa(trainSteps / 2), strconv.Itoa(trainSteps)}
-	if got := xAxisLabels(ctx, t); !reflect.DeepEqual(got, steps) {
-		t.Errorf("the x axis by step is labelled %q; want %q", got, steps)
+	step := func(text string) float64 {
+		v, err := strconv.Atoi(text)
+		if err != nil {
+			t.Fatalf("the x axis by step has a label %q", text)
+		}
+		return float64(v)
 	}
+	checkXAxis(ctx, t, xAxisLabels(ctx, t), step, float64(trainSteps))
 	longest := 0.0
 	for _, url := range urls {
 		longest = max(longest, history(t, url).span())
@@ -269,20 +358,34 @@ func timeAxisSwitch(ctx context.Context, t *testing.T, trainSteps int, urls ...s
 	press(ctx, t, "xAxis", kb.ArrowDown)
 	waitUntil(ctx, t, "the x axis by time", `document.getElementById("xAxis").value === "time"`, 5*time.Second)
 	labels := xAxisLabels(ctx, t)
-	if len(labels) != 3 {
-		t.Fatalf("the x axis by time is labelled %q; want three labels", labels)
+	checkXAxis(ctx, t, labels, func(text string) float64 { return seconds(t, text) }, longest)
+	var texts []string
+	for _, l := range labels {
+		texts = append(texts, l.Text)
 	}
-	for i, want := range []float64{0, longest / 2, longest} {
-		if got := seconds(t, labels[i]); math.Abs(got-want) > 1 {
-			t.Errorf("the x axis by time is labelled %q; want label %d at %.0f s (the longest run lasted %.1f s)",
-				labels, i+1, want, longest)
-		}
-	}
-	t.Logf("the x axis by time is labelled %q (the longest run lasted %.1f s)", labels, longest)
+	t.Logf("the x axis by time is labelled %q (the longest run lasted %.1f s)", texts, longest)
 
 	press(ctx, t, "xAxis", kb.ArrowUp)
 	waitUntil(ctx, t, "the x axis by step", `document.getElementById("xAxis").value === "step"`, 5*time.Second)
-	if got := xAxisLabels(ctx, t); !reflect.DeepEqual(got, steps) {
-		t.Errorf("the x axis back by step is labelled %q; want %q", got, steps)
+	checkXAxis(ctx, t, xAxisLabels(ctx, t), step, float64(trainSteps))
+}
+
+// durationsRoundOnce: the page's duration() at the boundaries where rounding each part on its own
+// wrote "60 s", "1 min 60 s", "59 min 60 s" and "1 h 60 min", as the C++ durationText writes them
+// (metrics_test).
+func durationsRoundOnce(ctx context.Context, t *testing.T) {
+	cases := []struct {
+		seconds float64
+		text    string
+	}{{0.4, "0 s"}, {59.4, "59 s"}, {59.6, "1 min 0 s"}, {119.6, "2 min 0 s"}, {3599.4, "59 min 59 s"},
+		{3599.6, "1 h 0 min"}, {5400, "1 h 30 min"}, {7170, "2 h 0 min"}, {7199.6, "2 h 0 min"}}
+	for _, c := range cases {
+		var text string
+		if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf("duration(%v)", c.seconds), &text)); err != nil {
+			t.Fatal(err)
+		}
+		if text != c.text {
+			t.Errorf("the page writes %v s as %q; want %q", c.seconds, text, c.text)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -69,6 +70,8 @@ func TestPageOpenedLateShowsTheWholeRunBesideAnother(t *testing.T) {
 	t.Run("smoothing", func(t *testing.T) { smoothingRedrawsTheLine(page, t) })
 	t.Run("downloads", func(t *testing.T) { downloadsHoldTheWholeCurve(page, t, long.url) })
 	t.Run("time axis", func(t *testing.T) { timeAxisSwitch(page, t, longRun, long.url, other.url) })
+	t.Run("accuracy axis", func(t *testing.T) { accuracyAxisLabelled(page, t) })
+	t.Run("durations", func(t *testing.T) { durationsRoundOnce(page, t) })
 }
 
 // wholeRunBesideAnother: the page opened after the run draws it from its first step, and the
@@ -115,4 +118,46 @@ func wholeRunBesideAnother(ctx context.Context, t *testing.T, longRun int, other
 			hover.textContent.includes(runs[1].name + ": step");
 	})()`, 10*time.Second)
 	screenshot(ctx, t, artifacts, "compare.png")
+	hoverCoversNoLabel(ctx, t)
+}
+
+// hoverCoversNoLabel moves the mouse to the plot's left side, its middle and its right side and
+// checks that the hover box covers none of the chart's labels there, the axes' titles among them.
+func hoverCoversNoLabel(ctx context.Context, t *testing.T) {
+	recordChart(ctx, t)
+	var chart []float64 // left, top, width, height, and the plot's left and right margins
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const chart = document.getElementById("chart");
+		chart.scrollIntoView({ block: "center" });
+		const r = chart.getBoundingClientRect();
+		return [r.left, r.top, r.width, r.height, chartBox.left, chartBox.right];
+	})()`, &chart)); err != nil {
+		t.Fatal(err)
+	}
+	for _, at := range []float64{chart[4] + 2, chart[2] / 2, chart[2] - chart[5] - 2} {
+		if err := chromedp.Run(ctx, input.DispatchMouseEvent(input.MouseMoved, chart[0]+at, chart[1]+chart[3]/2)); err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(ctx, t, "the hover box at the mouse", fmt.Sprintf(`(() => {
+			const hover = document.getElementById("hover");
+			return !hover.hidden && Math.abs(hoverAt - %v) < 0.5;
+		})()`, at), 10*time.Second)
+		var box struct{ Left, Top, Right, Bottom float64 }
+		if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+			const chart = document.getElementById("chart").getBoundingClientRect();
+			const r = document.getElementById("hover").getBoundingClientRect();
+			return { Left: r.left - chart.left, Top: r.top - chart.top, Right: r.right - chart.left, Bottom: r.bottom - chart.top };
+		})()`, &box)); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range drawnFrame(ctx, t).Labels {
+			if min(box.Right, l.Right)-max(box.Left, l.Left) > 0 && min(box.Bottom, l.Bottom)-max(box.Top, l.Top) > 0 {
+				t.Errorf("with the mouse %.0f px into the chart the hover box (%.0f to %.0f across, %.0f to %.0f down) covers the label %q",
+					at, box.Left, box.Right, box.Top, box.Bottom, l.Text)
+			}
+		}
+	}
+	if err := chromedp.Run(ctx, input.DispatchMouseEvent(input.MouseMoved, 1, 1)); err != nil {
+		t.Fatal(err)
+	}
 }

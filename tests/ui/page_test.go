@@ -362,4 +362,63 @@ func TestPageFollowsTrainingAndPredictsADrawnDigit(t *testing.T) {
 			[...document.querySelectorAll("#probabilities div")].every((row) =>
 				parseFloat(row.querySelector(".p").style.width) === 0 && row.lastChild.textContent === "–");
 	})()`, 20*time.Second)
+	refusalReadsBesideThePadUntilCleared(ctx, t)
+}
+
+// refusalReadsBesideThePadUntilCleared refuses a file whose error is long (a JPEG's), then checks
+// that the error reads as one (a contrast with the page of at least 7:1, WCAG's AAA for text),
+// that the answer's column stays beside the pad, and that Clear takes the error away.
+func refusalReadsBesideThePadUntilCleared(ctx context.Context, t *testing.T) {
+	jpeg := filepath.Join(t.TempDir(), "photo.jpg")
+	if err := os.WriteFile(jpeg, []byte("\xff\xd8\xff\xe0 not really a JPEG"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Run(ctx, chromedp.SetUploadFiles("#file", []string{jpeg}, chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(ctx, t, "the JPEG's error", `document.getElementById("predictError").textContent.includes("image/jpeg is not supported")`,
+		20*time.Second)
+	var seen struct {
+		Error                  string
+		Contrast               float64
+		Results, Pad, ErrorBox struct{ Left, Top, Right, Bottom float64 }
+	}
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const box = (id) => {
+			const r = document.getElementById(id).getBoundingClientRect();
+			return { Left: r.left, Top: r.top, Right: r.right, Bottom: r.bottom };
+		};
+		// Relative luminance of a CSS rgb() colour, and the colour behind an element.
+		const rgb = (css) => css.match(/[0-9.]+/g).map(Number);
+		const luminance = (css) => {
+			const [r, g, b] = rgb(css).slice(0, 3).map((c) => {
+				c /= 255;
+				return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+			});
+			return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+		};
+		let behind = document.getElementById("predictError");
+		while (behind && (rgb(getComputedStyle(behind).backgroundColor)[3] === 0)) behind = behind.parentElement;
+		const back = luminance(behind ? getComputedStyle(behind).backgroundColor : "rgb(255, 255, 255)");
+		const fore = luminance(getComputedStyle(document.getElementById("predictError")).color);
+		return {
+			Error: document.getElementById("predictError").textContent,
+			Contrast: (Math.max(back, fore) + 0.05) / (Math.min(back, fore) + 0.05),
+			Results: box("results"), Pad: box("draw"), ErrorBox: box("predictError"),
+		};
+	})()`, &seen)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the refusal reads %q, at a contrast of %.1f:1", seen.Error, seen.Contrast)
+	if seen.Contrast < 7 {
+		t.Errorf("the refusal's error has a contrast of %.1f:1 with the page; want at least 7:1", seen.Contrast)
+	}
+	if seen.Results.Left < seen.Pad.Right || seen.Results.Top >= seen.Pad.Bottom || seen.ErrorBox.Right > seen.Results.Right+0.5 {
+		t.Errorf("with the refusal's error the answer's column (%v, the error %v) is not beside the pad (%v)",
+			seen.Results, seen.ErrorBox, seen.Pad)
+	}
+	if err := chromedp.Run(ctx, chromedp.Click("#clear", chromedp.ByQuery)); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(ctx, t, "no error after Clear", `document.getElementById("predictError").textContent === ""`, 5*time.Second)
 }

@@ -110,6 +110,7 @@ func uploadsAgreeWithJSON(ctx context.Context, t *testing.T, url string) {
 		}
 		if i == 0 {
 			previewIsTheInput(ctx, t, pixels)
+			padShowsThePicture(ctx, t, pixels)
 		}
 	}
 	t.Logf("the page and JSON /predict agree on %d of %d test-set pictures", agree, n)
@@ -135,6 +136,32 @@ func previewIsTheInput(ctx context.Context, t *testing.T, pixels []byte) {
 	for k, p := range pixels {
 		if preview[k] != 255-int(p) {
 			t.Fatalf("preview pixel %d is %d; the input's is %d (drawn as %d)", k, preview[k], p, 255-int(p))
+		}
+	}
+}
+
+// padShowsThePicture checks that the drawing pad holds the uploaded picture, fitted to it, a
+// square of the pad for each of its pixels: the answer is shown beside what it answers, not
+// beside an earlier drawing.
+func padShowsThePicture(ctx context.Context, t *testing.T, pixels []byte) {
+	var pad []int
+	if err := chromedp.Run(ctx, chromedp.Evaluate(`(() => {
+		const pad = document.getElementById("draw");
+		const data = pad.getContext("2d").getImageData(0, 0, pad.width, pad.height).data;
+		const cell = pad.width / 28, shown = [];
+		for (let row = 0; row < 28; row++) {
+			for (let column = 0; column < 28; column++) {
+				const x = Math.floor((column + 0.5) * cell), y = Math.floor((row + 0.5) * cell);
+				shown.push(data[4 * (y * pad.width + x)]);
+			}
+		}
+		return shown;
+	})()`, &pad)); err != nil {
+		t.Fatal(err)
+	}
+	for k, p := range pixels {
+		if pad[k] != int(p) {
+			t.Fatalf("the pad's square for pixel %d of the uploaded picture is %d; the picture's is %d", k, pad[k], p)
 		}
 	}
 }

@@ -243,7 +243,7 @@ class Responder {
 
 HttpEndpoint::HttpEndpoint(int port, std::optional<Pages> pages, const serve::ModelSlot* model,
                            const Options& options)
-    : pages_(std::move(pages)), routes_(model, options.modelName) {
+    : pages_(std::move(pages)), routes_(model, options.modelName, options.metricLabels) {
   server_ = std::make_unique<HttpServer>(
       port, Responder(pages_ ? &*pages_ : nullptr, model, &routes_, options.corsOrigin));
 }

@@ -57,30 +57,34 @@ std::string readFile(const std::string& path) {
 }
 
 // Shows worker 0's progress: on a terminal one line rewritten in place a few times a second,
-// elsewhere (CI logs, files) a plain line every ten seconds.
+// elsewhere (CI logs, files) a log line, with its time, every ten seconds from the start.
 class ProgressReporter {
  public:
   explicit ProgressReporter(int chiefHttpPort)
-      : port_(chiefHttpPort), terminal_(::isatty(STDOUT_FILENO) == 1) {}
+      : port_(chiefHttpPort),
+        terminal_(::isatty(STDOUT_FILENO) == 1),
+        next_(std::chrono::steady_clock::now() + (terminal_ ? kTerminalPeriod : kPlainPeriod)) {}
 
   void update() {
-    auto now = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
     if (now < next_) return;
-    next_ = now + (terminal_ ? std::chrono::milliseconds(250) : std::chrono::seconds(10));
     std::string line;
     try {
       line = observe::describeProgress(observe::fetchStatus("127.0.0.1", port_, 0.5));
     } catch (const PeerError&) {
-      return;  // worker 0 is not serving yet
+      return;  // worker 0 is not serving yet: asked again at the next poll
     }
     if (terminal_) {
       std::printf("\r\033[K%s", line.c_str());
+      std::fflush(stdout);
       shown_ = true;
-    } else if (!first_) {
-      std::printf("%s\n", line.c_str());
+      next_ = now + kTerminalPeriod;
+      return;
     }
-    first_ = false;
-    std::fflush(stdout);
+    log::logger("local")->info("{}", line);
+    log::flush();
+    // On the ten-second marks from the start, however long worker 0 took to answer.
+    while (next_ <= now) next_ += kPlainPeriod;
   }
 
   void finish() {
@@ -89,11 +93,13 @@ class ProgressReporter {
   }
 
  private:
+  static constexpr std::chrono::milliseconds kTerminalPeriod{250};
+  static constexpr std::chrono::seconds kPlainPeriod{10};
+
   int port_;
   bool terminal_;
   bool shown_ = false;
-  bool first_ = true;  // off a terminal the first report, at the start, says nothing new
-  std::chrono::steady_clock::time_point next_{};
+  std::chrono::steady_clock::time_point next_;
 };
 
 // The children, shared with the signal thread so that Ctrl-C stops them too. Once it has begun

@@ -339,7 +339,7 @@ int runDaemon(const std::vector<std::string>& args) {
   std::optional<serve::ModelSlot> model;
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
   HttpEndpoint http(settings.httpPort, reports.pages(), model ? &*model : nullptr,
-                    {settings.modelName, settings.corsOrigin});
+                    {settings.modelName, settings.corsOrigin, reports.meters.labels()});
   if (placement.role == Role::kPs) runPs(settings, placement, reports, http.port());
   runWorker(settings, placement, reports, model ? &*model : nullptr,
             currentPs(args, env, placement.ps));

@@ -54,8 +54,9 @@ int runServe(const std::vector<std::string>& args) {
   limitBlasThreads(cpuLimit());  // a pod's CPU limit, as the daemon does
   auto logger = log::logger("serve");
   serve::ModelSlot model("no model yet: waiting for " + modelPath);
-  HttpEndpoint http(settings.httpPort, std::nullopt, &model,
-                    {settings.modelName, settings.corsOrigin});
+  HttpEndpoint http(
+      settings.httpPort, std::nullopt, &model,
+      {settings.modelName, settings.corsOrigin, {{"role", "serve"}, {"ordinal", "0"}}});
   logger->info(
       "serving {} as model {} on http://0.0.0.0:{}/ (POST /predict, /v2/models/{}/infer, "
       "/v1/models/{}:predict); pid {}",

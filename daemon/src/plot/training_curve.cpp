@@ -17,12 +17,17 @@ constexpr double kRight = 70;
 constexpr double kTop = 50;
 constexpr double kBottom = 60;
 
+// At most maxPoints (at least 2) of the points: the first as it is, the untrained model's loss
+// (the curve's highest, which a mean with the steps after it would hide, and with it the axis's
+// top), then the means of even runs of the rest.
 std::vector<CurvePoint> averageDown(const std::vector<CurvePoint>& points, size_t maxPoints) {
   if (points.size() <= maxPoints) return points;
-  std::vector<CurvePoint> result;
-  for (size_t bucket = 0; bucket < maxPoints; ++bucket) {
-    size_t begin = points.size() * bucket / maxPoints;
-    size_t end = points.size() * (bucket + 1) / maxPoints;
+  std::vector<CurvePoint> result{points.front()};
+  const size_t rest = points.size() - 1;
+  const size_t buckets = maxPoints - 1;
+  for (size_t bucket = 0; bucket < buckets; ++bucket) {
+    size_t begin = 1 + rest * bucket / buckets;
+    size_t end = 1 + rest * (bucket + 1) / buckets;
     double sum = 0;
     for (size_t i = begin; i < end; ++i) sum += points[i].value;
     result.push_back({points[end - 1].globalStep, sum / double(end - begin)});

@@ -11,15 +11,17 @@ const prometheus::Histogram::BucketBoundaries kDurationBounds{
 
 }  // namespace
 
-RequestMetrics::RequestMetrics()
+RequestMetrics::RequestMetrics(const prometheus::Labels& labels)
     : registry_(std::make_shared<prometheus::Registry>()),
       requests_(prometheus::BuildCounter()
                     .Name("pstrain_inference_requests_total")
                     .Help("Requests to the model server's routes, by route and status code")
+                    .Labels(labels)
                     .Register(*registry_)),
       durations_(prometheus::BuildHistogram()
                      .Name("pstrain_inference_request_duration_seconds")
                      .Help("Time from a request's headers to its answer, body read included")
+                     .Labels(labels)
                      .Register(*registry_)) {}
 
 void RequestMetrics::record(const std::string& route, int status, double seconds) {

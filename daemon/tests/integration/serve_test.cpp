@@ -23,6 +23,7 @@
 #include "support/idx_files.hpp"
 #include "support/json.hpp"
 #include "support/process_run.hpp"
+#include "support/prometheus.hpp"
 #include "support/serve_process.hpp"
 #include "support/test_model.hpp"
 #include "support/wait.hpp"
@@ -238,11 +239,13 @@ BOOST_AUTO_TEST_CASE(refusals_are_json_with_their_reason_phrase_and_serve_has_me
              missing.body);
   auto metrics = httpGet(serve.port, "/metrics");  // which that message lists
   BOOST_TEST(metrics.status == 200);
-  BOOST_TEST(
-      contains(metrics.body, "pstrain_inference_requests_total{code=\"400\",route=\"/predict\"} 3"),
-      metrics.body);
-  BOOST_TEST(contains(metrics.body,
-                      "pstrain_inference_request_duration_seconds_count{route=\"/predict\"} 3"),
+  // Labelled with the process's role and ordinal, as its /status names them.
+  auto samples = parsePrometheus(metrics.body);
+  BOOST_TEST(samples["pstrain_inference_requests_total{code=\"400\",ordinal=\"0\",role=\"serve\","
+                     "route=\"/predict\"}"] == 3,
+             metrics.body);
+  BOOST_TEST(samples["pstrain_inference_request_duration_seconds_count{ordinal=\"0\","
+                     "role=\"serve\",route=\"/predict\"}"] == 3,
              metrics.body);
 }
 
@@ -462,6 +465,14 @@ BOOST_AUTO_TEST_CASE(bad_input_is_refused_while_a_run_trains_and_the_run_complet
   BOOST_TEST(page.status == 200);
   BOOST_TEST(contains(page.body, "<canvas id=\"draw\""));  // ci/ui-test.sh drives it
   BOOST_TEST(model->getValue<std::string>("source") == run.logs.file("worker-0/model.bin"));
+  // Every metric of worker 0, the model server's among them, says whose it is, so that one
+  // query can select a process's.
+  auto samples = parsePrometheus(httpGet(port, "/metrics").body);
+  BOOST_TEST(samples.count("pstrain_inference_requests_total{code=\"200\",ordinal=\"0\","
+                           "role=\"worker\",route=\"/predict\"}") == 1u);
+  for (const auto& [sample, value] : samples) {
+    BOOST_TEST((contains(sample, "ordinal=\"0\"") && contains(sample, "role=\"worker\"")), sample);
+  }
 }
 
 // 200 clients at once, each POSTing 200 images (urllib's way: the whole body, then the answer),

@@ -1,6 +1,7 @@
 #define BOOST_TEST_MODULE training_curve
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <regex>
 
 #include "pstrain/common/error.hpp"
@@ -53,6 +54,35 @@ BOOST_AUTO_TEST_CASE(svg_keeps_every_accuracy_point_and_thins_the_loss) {
   BOOST_TEST(std::count(points.begin(), points.end(), ',') == 100);
   BOOST_TEST(svg.find("global step</text>") != std::string::npos);
   BOOST_TEST(svg.find("test accuracy</text>") != std::string::npos);
+}
+
+// The untrained model's loss, about ln 10 = 2.3, falls within a few dozen steps: averaged with
+// the steps after it, it was drawn as 1.25 and the axis ended there.
+BOOST_AUTO_TEST_CASE(the_loss_axis_holds_the_first_loss_drawn_at_its_value) {
+  TrainingCurve curve;
+  for (std::uint64_t step = 1; step <= 10000; ++step) {
+    curve.loss.push_back({step, 0.3 + 2.0 * std::exp(-double(step - 1) / 10)});
+  }
+  auto svg = renderSvg(curve);
+  // The loss axis's labels, on the left: value and height.
+  std::regex tick(R"re(<text x="64" y="([0-9.]+)" text-anchor="end">([0-9.]+)</text>)re");
+  std::vector<std::pair<double, double>> ticks;  // value, y
+  for (std::sregex_iterator it(svg.begin(), svg.end(), tick), end; it != end; ++it) {
+    ticks.emplace_back(std::stod((*it)[2]), std::stod((*it)[1]) - 4);  // labels sit 4 px low
+  }
+  BOOST_REQUIRE(ticks.size() >= 2u);
+  BOOST_TEST(ticks.back().first >= 2.3, "the loss axis ends at " << ticks.back().first);
+  // The height of a loss, from the first and last labels.
+  auto y = [&](double loss) {
+    return ticks.front().second + (loss - ticks.front().first) *
+                                      (ticks.back().second - ticks.front().second) /
+                                      (ticks.back().first - ticks.front().first);
+  };
+  std::smatch loss;
+  BOOST_REQUIRE(
+      std::regex_search(svg, loss, std::regex(R"re(class="loss"[^>]*points="[0-9.]+,([0-9.]+) )re")));
+  BOOST_TEST(std::abs(std::stod(loss[1]) - y(2.3)) < 1.0,
+             "the first loss point is at y " << loss[1] << "; 2.3 is at " << y(2.3));
 }
 
 BOOST_AUTO_TEST_CASE(unreadable_events_file_is_an_io_error) {

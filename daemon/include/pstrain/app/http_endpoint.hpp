@@ -44,6 +44,7 @@ class HttpEndpoint {
   struct Options {
     std::string modelName;   // in the v2 and TF Serving paths (config modelName)
     std::string corsOrigin;  // Access-Control-Allow-Origin; empty: none
+    prometheus::Labels metricLabels;  // the process's role and ordinal, on the model server's
   };
 
   HttpEndpoint(int port, std::optional<Pages> pages, const serve::ModelSlot* model,

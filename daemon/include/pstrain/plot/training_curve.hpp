@@ -22,7 +22,8 @@ struct TrainingCurve {
 TrainingCurve readTrainingCurve(const std::vector<std::string>& eventPaths);
 
 // An SVG line chart: loss on the left axis, accuracy (0-1) on the right, global step across.
-// The loss is averaged down to at most `maxPoints` points; every accuracy point is kept and
+// The loss is averaged down to at most `maxPoints` (at least 2) points, its first kept as it is;
+// the loss axis runs from 0 to the greatest loss drawn. Every accuracy point is kept and
 // carries its values as data-step and data-accuracy attributes.
 std::string renderSvg(const TrainingCurve& curve, size_t maxPoints = 400);
 

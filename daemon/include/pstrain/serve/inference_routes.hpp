@@ -22,8 +22,10 @@ namespace pstrain::serve {
 // Every refusal is JSON {"error": "..."} (a 405 with Allow); every request is counted and timed.
 class InferenceRoutes {
  public:
-  InferenceRoutes(const ModelSlot* model, std::string modelName)
-      : model_(model), modelName_(std::move(modelName)) {}
+  // `metricLabels`: the process's, on every metric of its requests.
+  InferenceRoutes(const ModelSlot* model, std::string modelName,
+                  const prometheus::Labels& metricLabels)
+      : model_(model), modelName_(std::move(modelName)), metrics_(metricLabels) {}
 
   // The answer to `method` `path` if the path is one of these routes, else nullopt. `query`:
   // the URI's raw query, without '?'. `readBody` reads the request's body within the server's
