@@ -18,6 +18,7 @@ repeats="${1:-3}"
 steps="${2:-3000}"
 data=/usr/share/datasets/fashion-mnist
 pstrain="${PSTRAIN_BIN:-build/pstrain}"
+unset PSTRAIN_BIN  # pstrain refuses PSTRAIN_ variables it does not know
 peer=build/pslite/pslite_mnist
 [ -x "$pstrain" ] || { echo "no pstrain at $pstrain: build first (ci/build.sh)" >&2; exit 1; }
 
