@@ -298,7 +298,7 @@ worker.podManagementPolicy Sometimes|{worker: {podManagementPolicy: Sometimes}}|
 unknown top-level key|{epochs: 10}|'epochs' not allowed
 unknown key in a role|{ps: {replicas: 2}}|'replicas' not allowed
 hyperparams.optimizer adagrad|{hyperparams: {optimizer: adagrad}}|/hyperparams/optimizer
-hyperparams.pushEncoding q3|{hyperparams: {pushEncoding: q3}}|/hyperparams/pushEncoding
+hyperparams.pushEncoding q5|{hyperparams: {pushEncoding: q5}}|/hyperparams/pushEncoding
 hyperparams.pullEncoding fp16|{hyperparams: {pullEncoding: fp16}}|/hyperparams/pullEncoding
 hyperparams.learningrate not a number|{hyperparams: {learningrate: "0.01a"}}|/hyperparams/learningrate
 logs.type nfs|{logs: {type: nfs}}|/logs/type
