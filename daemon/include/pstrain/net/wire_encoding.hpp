@@ -16,10 +16,11 @@ namespace pstrain::net {
 // The encoded values are 32-bit words in blocks of kBlockValues values: the block's scale (a
 // float32, the step between levels), then its codes. qN codes each value as one of
 // 2^(N-1) - 1 levels either side of zero (q2: -1, 0, 1; q3: -3..3; q4: -7..7; q8: -127..127),
-// 32/N codes to a word (q3: its codes' low 2 bits, 16 to a word, then their high bits). log4 codes each value in 4 bits as zero or a sign and a power
-// of two from the block's largest magnitude down to 1/64 of it: small values keep their size
-// relative to the large ones (Adam divides each by its own running magnitude). bf16 keeps float32's top 16 bits, rounded to nearest even,
-// two to a word, and no scale. A word holds values that lie a fixed stride apart in the block
+// 32/N codes to a word (q3: its codes' low 2 bits, 16 to a word, then their high bits). log4
+// codes each value in 4 bits as zero or a sign and a power of two from the block's largest
+// magnitude down to 1/64 of it: small values keep their size relative to the large ones (Adam
+// divides each by its own running magnitude). bf16 keeps float32's top 16 bits, rounded to
+// nearest even, two to a word, and no scale. A word holds values that lie a fixed stride apart in the block
 // (value i of the block is in word i % W, W words to a block), which lets both ends pack and
 // unpack whole vector registers at a time.
 enum class WireEncoding : std::uint8_t {
