@@ -6,8 +6,8 @@
 #include <mutex>
 #include <vector>
 
-#include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/net/wire_encoding.hpp"
+#include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/shard.hpp"
 
 namespace pstrain::ps {
@@ -26,7 +26,7 @@ namespace pstrain::ps {
 class AnswerEncoder {
  public:
   // What a worker holds of the slice, as the ps tracks it; null: nothing yet.
-  using Copy = std::shared_ptr<const AlignedVector<float>>;
+  using Copy = std::shared_ptr<const float>;
 
   struct Encoded {
     net::WireEncoding encoding;  // fp32: whole parameters; else a change to add to the copy
@@ -36,7 +36,7 @@ class AnswerEncoder {
     std::shared_ptr<const void> keep;  // holds `values` while the answer is sent
   };
 
-  AnswerEncoder(net::WireEncoding encoding, size_t count) : encoding_(encoding), count_(count) {}
+  AnswerEncoder(net::WireEncoding encoding, size_t count);
 
   net::WireEncoding encoding() const { return encoding_; }
 
@@ -57,6 +57,10 @@ class AnswerEncoder {
 
   const net::WireEncoding encoding_;
   const size_t count_;
+  // An answer's copy and words come from pools: one of each per answer, per worker in async mode,
+  // and a fresh allocation of that size is zeroed by the kernel page by page.
+  const std::shared_ptr<BufferPool> copies_;
+  const std::shared_ptr<BufferPool> words_;
   std::mutex mutex_;
   std::deque<Made> made_;  // newest first
 };
