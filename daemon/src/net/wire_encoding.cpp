@@ -98,7 +98,8 @@ struct Quantized {
 
   static constexpr size_t blockWords() { return 1 + Planes::kWords; }
 
-  static void encode(float* __restrict values, std::uint32_t* out) {
+  static void encode(const float* __restrict values, std::uint32_t* out,
+                     float* __restrict decoded) {
     const float largest = largestMagnitude(values);
     const float scale = largest / float(kLevels);
     const float inverse = largest > 0 ? float(kLevels) / largest : 0.0f;
@@ -108,7 +109,7 @@ struct Quantized {
     alignas(16) std::int32_t codes[kBlockValues];
     for (size_t i = 0; i < kBlockValues; ++i) {
       codes[i] = std::int32_t(values[i] * inverse + (float(kLevels) + 0.5f)) & ((1 << Bits) - 1);
-      values[i] -= float(codes[i] - kLevels) * scale;
+      decoded[i] = float(codes[i] - kLevels) * scale;
     }
     Planes::pack(codes, out + 1);
   }
@@ -151,7 +152,7 @@ struct Logarithmic {
     return floatOf(((largest - (std::uint32_t(kTop - j) << 23)) | (negative << 31)) & keep);
   }
 
-  static void encode(float* values, std::uint32_t* out) {
+  static void encode(const float* values, std::uint32_t* out, float* decoded) {
     // Below float's normal range times 2^6 the powers would not be exact: such a block is zero.
     float largest = largestMagnitude(values);
     if (!(largest >= 1e-30f)) largest = 0;
@@ -160,7 +161,8 @@ struct Logarithmic {
     out[0] = scale;
     alignas(16) std::uint32_t packed[kWords] = {};
     for (size_t j = 0; j < kPerWord; ++j) {
-      float* __restrict row = values + j * kWords;
+      const float* __restrict row = values + j * kWords;
+      float* __restrict rowDecoded = decoded + j * kWords;
       alignas(16) std::int32_t steps[kWords];
       alignas(16) std::uint32_t signs[kWords];
       for (size_t i = 0; i < kWords; ++i) {
@@ -169,7 +171,7 @@ struct Logarithmic {
       }
       for (size_t i = 0; i < kWords; ++i) {
         packed[i] |= (std::uint32_t(steps[i]) | (signs[i] << 3)) << (j * 4);
-        row[i] -= value(steps[i], signs[i], scale);
+        rowDecoded[i] = value(steps[i], signs[i], scale);
       }
     }
     std::memcpy(out + 1, packed, sizeof packed);
@@ -202,14 +204,14 @@ struct Bf16 {
     return (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
   }
 
-  static void encode(float* values, std::uint32_t* out) {
-    float* high = values + kWords;
+  static void encode(const float* values, std::uint32_t* out, float* decoded) {
+    const float* high = values + kWords;
     for (size_t i = 0; i < kWords; ++i) {
       const std::uint32_t low16 = rounded(values[i]);
       const std::uint32_t high16 = rounded(high[i]);
       out[i] = low16 | (high16 << 16);
-      values[i] -= floatOf(low16 << 16);
-      high[i] -= floatOf(high16 << 16);
+      decoded[i] = floatOf(low16 << 16);
+      decoded[kWords + i] = floatOf(high16 << 16);
     }
   }
 
@@ -234,24 +236,30 @@ struct Bf16 {
 #define PSTRAIN_WIDE_LOOPS __attribute__((target_clones("avx2", "default")))
 #endif
 
-// Whole blocks in place, `plus` added to each first while it is in cache; the last, partial
-// block through one padded with zeros.
+// Each code's encode gives, beside the words, the values they decode to (as its decode would,
+// bit for bit): what was sent is taken from them without unpacking the words again.
+
+// Whole blocks in place, `plus` added to each first while it is in cache, each left with what
+// its words did not carry; the last, partial block through one padded with zeros.
 template <class Code>
 PSTRAIN_WIDE_LOOPS void encodeBlocks(float* values, const float* plus, size_t count,
                                      std::uint32_t* words) {
+  alignas(64) float decoded[kBlockValues];
   size_t at = 0;
   for (; at + kBlockValues <= count; at += kBlockValues) {
+    float* __restrict block = values + at;
     if (plus) {
-      for (size_t i = 0; i < kBlockValues; ++i) values[at + i] += plus[at + i];
+      for (size_t i = 0; i < kBlockValues; ++i) block[i] += plus[at + i];
     }
-    Code::encode(values + at, words);
+    Code::encode(block, words, decoded);
+    for (size_t i = 0; i < kBlockValues; ++i) block[i] -= decoded[i];
     words += Code::blockWords();
   }
   if (at < count) {
     std::array<float, kBlockValues> block{};
     for (size_t i = at; i < count; ++i) block[i - at] = values[i] + (plus ? plus[i] : 0.0f);
-    Code::encode(block.data(), words);
-    std::copy(block.begin(), block.begin() + long(count - at), values + at);
+    Code::encode(block.data(), words, decoded);
+    for (size_t i = at; i < count; ++i) values[i] = block[i - at] - decoded[i - at];
   }
 }
 
@@ -261,10 +269,10 @@ template <class Code>
 [[gnu::always_inline]] inline void changeBlock(const float* from, const float* to, size_t count,
                                                std::uint32_t* words, float* after) {
   alignas(64) float block[kBlockValues] = {};
+  alignas(64) float decoded[kBlockValues];
   for (size_t i = 0; i < count; ++i) block[i] = to[i] - from[i];
-  Code::encode(block, words);
-  Code::decode(words, block, false);
-  for (size_t i = 0; i < count; ++i) after[i] = from[i] + block[i];
+  Code::encode(block, words, decoded);
+  for (size_t i = 0; i < count; ++i) after[i] = from[i] + decoded[i];
 }
 
 template <class Code>
