@@ -15,6 +15,7 @@
 #include "pstrain/app/signals.hpp"
 #include "pstrain/app/summary.hpp"
 #include "pstrain/app/worker_reporter.hpp"
+#include "pstrain/cluster/kubernetes_api.hpp"
 #include "pstrain/cluster/placement.hpp"
 #include "pstrain/cluster/run_identity.hpp"
 #include "pstrain/common/atomic_file.hpp"

@@ -12,6 +12,7 @@
 #include <iterator>
 #include <vector>
 
+#include "pstrain/cluster/kubernetes_api.hpp"
 #include "pstrain/cluster/run_identity.hpp"
 #include "pstrain/common/error.hpp"
 #include "support/idx_files.hpp"
