@@ -76,24 +76,33 @@ TrainingCurve readTrainingCurve(const std::vector<std::string>& eventPaths) {
   return curve;
 }
 
-std::string renderSvg(const TrainingCurve& curve, size_t maxPoints) {
-  auto loss = averageDown(curve.loss, maxPoints);
+namespace {
+
+// The plot's scales: global step across, loss (0 to its largest) and accuracy (0 to 1) up.
+struct Frame {
   std::uint64_t lastStep = 1;
   double maxLoss = 0;
+  double width = kWidth - kLeft - kRight;
+  double height = kHeight - kTop - kBottom;
+
+  double x(std::uint64_t step) const { return kLeft + width * double(step) / double(lastStep); }
+  double yLoss(double v) const { return kTop + height * (1 - std::min(v, maxLoss) / maxLoss); }
+  double yAccuracy(double v) const { return kTop + height * (1 - v); }
+};
+
+Frame frameOf(const std::vector<CurvePoint>& loss, const std::vector<CurvePoint>& accuracy) {
+  Frame frame;
   for (const auto& p : loss) {
-    lastStep = std::max(lastStep, p.globalStep);
-    if (std::isfinite(p.value)) maxLoss = std::max(maxLoss, p.value);
+    frame.lastStep = std::max(frame.lastStep, p.globalStep);
+    if (std::isfinite(p.value)) frame.maxLoss = std::max(frame.maxLoss, p.value);
   }
-  for (const auto& p : curve.accuracy) lastStep = std::max(lastStep, p.globalStep);
-  if (maxLoss <= 0) maxLoss = 1;
+  for (const auto& p : accuracy) frame.lastStep = std::max(frame.lastStep, p.globalStep);
+  if (frame.maxLoss <= 0) frame.maxLoss = 1;
+  return frame;
+}
 
-  const double plotWidth = kWidth - kLeft - kRight;
-  const double plotHeight = kHeight - kTop - kBottom;
-  auto x = [&](std::uint64_t step) { return kLeft + plotWidth * double(step) / double(lastStep); };
-  auto yLoss = [&](double v) { return kTop + plotHeight * (1 - std::min(v, maxLoss) / maxLoss); };
-  auto yAccuracy = [&](double v) { return kTop + plotHeight * (1 - v); };
-
-  std::ostringstream svg;
+// The title, the grid with its ticks, the plot's border and the axes' names.
+void writeAxes(std::ostringstream& svg, const Frame& f) {
   svg << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << kWidth << R"(" height=")"
       << kHeight << R"(" viewBox="0 0 )" << kWidth << " " << kHeight
       << R"(" font-family="sans-serif" font-size="12">)" << "\n"
@@ -101,50 +110,63 @@ std::string renderSvg(const TrainingCurve& curve, size_t maxPoints) {
       << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n"
       << R"(<text x=")" << kWidth / 2 << R"(" y="28" text-anchor="middle" font-size="16">)"
       << "Training loss and test accuracy</text>\n";
-
-  // Grid and ticks: global step across, loss on the left, accuracy on the right.
-  double stepTick = tickStep(double(lastStep));
-  for (double s = 0; s <= double(lastStep) + 1e-9; s += stepTick) {
-    double px = x(std::uint64_t(s));
+  const double stepTick = tickStep(double(f.lastStep));
+  for (double s = 0; s <= double(f.lastStep) + 1e-9; s += stepTick) {
+    const double px = f.x(std::uint64_t(s));
     svg << R"(<line x1=")" << px << R"(" y1=")" << kTop << R"(" x2=")" << px << R"(" y2=")"
-        << kTop + plotHeight << R"(" stroke="#e5e5e5"/>)"
-        << R"(<text x=")" << px << R"(" y=")" << kTop + plotHeight + 16
+        << kTop + f.height << R"(" stroke="#e5e5e5"/>)"
+        << R"(<text x=")" << px << R"(" y=")" << kTop + f.height + 16
         << R"(" text-anchor="middle">)" << std::uint64_t(s) << "</text>\n";
   }
   for (int i = 0; i <= 5; ++i) {
-    double fraction = i / 5.0;
-    double py = kTop + plotHeight * (1 - fraction);
-    svg << R"(<line x1=")" << kLeft << R"(" y1=")" << py << R"(" x2=")" << kLeft + plotWidth
+    const double fraction = i / 5.0;
+    const double py = kTop + f.height * (1 - fraction);
+    svg << R"(<line x1=")" << kLeft << R"(" y1=")" << py << R"(" x2=")" << kLeft + f.width
         << R"(" y2=")" << py << R"(" stroke="#e5e5e5"/>)"
         << R"(<text x=")" << kLeft - 6 << R"(" y=")" << py + 4 << R"(" text-anchor="end">)"
-        << fixed(maxLoss * fraction, 2) << "</text>"
-        << R"(<text x=")" << kLeft + plotWidth + 6 << R"(" y=")" << py + 4 << R"(">)"
+        << fixed(f.maxLoss * fraction, 2) << "</text>"
+        << R"(<text x=")" << kLeft + f.width + 6 << R"(" y=")" << py + 4 << R"(">)"
         << fixed(fraction, 1) << "</text>\n";
   }
-  svg << R"(<rect x=")" << kLeft << R"(" y=")" << kTop << R"(" width=")" << plotWidth
-      << R"(" height=")" << plotHeight << R"(" fill="none" stroke="#333"/>)" << "\n"
-      << R"(<text x=")" << kLeft + plotWidth / 2 << R"(" y=")" << kHeight - 18
+  svg << R"(<rect x=")" << kLeft << R"(" y=")" << kTop << R"(" width=")" << f.width
+      << R"(" height=")" << f.height << R"(" fill="none" stroke="#333"/>)" << "\n"
+      << R"(<text x=")" << kLeft + f.width / 2 << R"(" y=")" << kHeight - 18
       << R"(" text-anchor="middle">global step</text>)" << "\n"
-      << "<text transform=\"translate(20 " << kTop + plotHeight / 2
+      << "<text transform=\"translate(20 " << kTop + f.height / 2
       << ") rotate(-90)\" text-anchor=\"middle\" fill=\"#1f77b4\">training loss</text>\n"
-      << "<text transform=\"translate(" << kWidth - 20 << " " << kTop + plotHeight / 2
+      << "<text transform=\"translate(" << kWidth - 20 << " " << kTop + f.height / 2
       << ") rotate(90)\" text-anchor=\"middle\" fill=\"#ff7f0e\">test accuracy</text>\n";
+}
 
+// The loss line, the accuracy line and a point at each evaluation.
+void writeCurves(std::ostringstream& svg, const Frame& f, const std::vector<CurvePoint>& loss,
+                 const std::vector<CurvePoint>& accuracy) {
   svg << R"(<polyline class="loss" fill="none" stroke="#1f77b4" stroke-width="1.5" points=")";
   for (const auto& p : loss) {
-    if (std::isfinite(p.value)) svg << fixed(x(p.globalStep)) << "," << fixed(yLoss(p.value)) << " ";
+    if (!std::isfinite(p.value)) continue;
+    svg << fixed(f.x(p.globalStep)) << "," << fixed(f.yLoss(p.value)) << " ";
   }
   svg << R"("/>)" << "\n";
   svg << R"(<polyline class="accuracy" fill="none" stroke="#ff7f0e" stroke-width="2" points=")";
-  for (const auto& p : curve.accuracy) {
-    svg << fixed(x(p.globalStep)) << "," << fixed(yAccuracy(p.value)) << " ";
+  for (const auto& p : accuracy) {
+    svg << fixed(f.x(p.globalStep)) << "," << fixed(f.yAccuracy(p.value)) << " ";
   }
   svg << R"("/>)" << "\n";
-  for (const auto& p : curve.accuracy) {
-    svg << R"(<circle class="accuracy-point" cx=")" << fixed(x(p.globalStep)) << R"(" cy=")"
-        << fixed(yAccuracy(p.value)) << R"(" r="3.5" fill="#ff7f0e" data-step=")"
+  for (const auto& p : accuracy) {
+    svg << R"(<circle class="accuracy-point" cx=")" << fixed(f.x(p.globalStep)) << R"(" cy=")"
+        << fixed(f.yAccuracy(p.value)) << R"(" r="3.5" fill="#ff7f0e" data-step=")"
         << p.globalStep << R"(" data-accuracy=")" << fixed(p.value, 4) << R"("/>)" << "\n";
   }
+}
+
+}  // namespace
+
+std::string renderSvg(const TrainingCurve& curve, size_t maxPoints) {
+  const auto loss = averageDown(curve.loss, maxPoints);
+  const Frame frame = frameOf(loss, curve.accuracy);
+  std::ostringstream svg;
+  writeAxes(svg, frame);
+  writeCurves(svg, frame, loss, curve.accuracy);
   svg << "</svg>\n";
   return svg.str();
 }
