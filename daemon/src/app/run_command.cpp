@@ -207,13 +207,11 @@ void finishChief(const config::Config& settings, model::Model trained,
   summary.runId = std::to_string(runId);
   summary.pushEncoding = net::encodingName(settings.pushEncoding);
   summary.pullEncoding = net::encodingName(settings.pullEncoding);
-  if (result.localSteps > 0) {
-    const double steps = double(result.localSteps);
-    summary.computeMsPerStep = 1e3 * result.computeSeconds / steps;
-    summary.communicationMsPerStep = 1e3 * result.communicationSeconds / steps;
-    summary.waitingMsPerStep = 1e3 * result.waitingSeconds / steps;
-    summary.bytesPerStep = double(result.bytesExchanged) / steps;
-  }
+  const auto cost = result.perStep();
+  summary.computeMsPerStep = cost.computeMs;
+  summary.communicationMsPerStep = cost.communicationMs;
+  summary.waitingMsPerStep = cost.waitingMs;
+  summary.bytesPerStep = cost.bytes;
   writeSummary(summary, settings.logDir + "/result.json");
   log::logger("worker")->info("Worker 0: model written to {}/model.bin and model.onnx; {}",
                               settings.logDir, describe(summary));

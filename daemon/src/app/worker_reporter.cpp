@@ -2,6 +2,8 @@
 
 #include <limits>
 
+#include "pstrain/worker/trainer.hpp"
+
 namespace pstrain::app {
 
 namespace event = observe::event;
@@ -64,7 +66,11 @@ void WorkerReporter::divided(std::uint32_t rank, std::uint32_t workers,
   events_.emit(event::divided(index_, rank, workers, slice.begin, slice.end, total));
 }
 
-void WorkerReporter::training() { progress_.setState(observe::State::kTraining); }
+void WorkerReporter::training(const worker::TrainingPlan& plan) {
+  progress_.setState(observe::State::kTraining);
+  events_.emit(event::trainingPlan(index_, plan.examples, plan.batchSize, plan.trainSteps,
+                                   plan.factoredLayers, plan.layers));
+}
 
 void WorkerReporter::pulled(double seconds) { meters_.pullSeconds().Observe(seconds); }
 
@@ -84,8 +90,13 @@ void WorkerReporter::evaluated(std::uint64_t localStep, std::uint64_t globalStep
   progress_.recordAccuracy(accuracy);
 }
 
-void WorkerReporter::trainingEnded(std::uint64_t globalStep, double elapsedSeconds) {
-  events_.emit(event::done("worker", globalStep, elapsedSeconds));
+void WorkerReporter::trainingEnded(const worker::TrainingResult& result) {
+  if (result.localSteps > 0) {
+    const auto cost = result.perStep();
+    events_.emit(event::stepCosts(index_, cost.computeMs, cost.communicationMs, cost.waitingMs,
+                                  cost.bytes));
+  }
+  events_.emit(event::done("worker", result.globalStep, result.elapsedSeconds));
 }
 
 void WorkerReporter::done(std::uint64_t globalStep) {

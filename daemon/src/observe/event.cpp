@@ -173,6 +173,38 @@ Event averaged(int ps, std::uint64_t globalStep, int averaged, int workers,
                             ps, globalStep, averaged, workers, timeoutMs)));
 }
 
+Event trainingPlan(int worker, std::uint64_t examples, int batch, std::uint64_t trainSteps,
+                   long factoredLayers, size_t layers) {
+  const std::string factored =
+      factoredLayers == 0 ? ""
+                          : fmt::format("; the weight gradients of {} of {} layers go to the ps "
+                                        "as their factors",
+                                        factoredLayers, layers);
+  return std::move(Event("plan")
+                       .integer("examples", examples)
+                       .integer("batch", std::uint64_t(batch))
+                       .integer("train_steps", trainSteps)
+                       .integer("factored_layers", std::uint64_t(factoredLayers))
+                       .line("worker", kLineInfo,
+                             fmt::format("Worker {}: training on {} examples, batch {}, until "
+                                         "global step {}{}",
+                                         worker, examples, batch, trainSteps, factored)));
+}
+
+Event stepCosts(int worker, double computeMs, double communicationMs, double waitingMs,
+                double bytes) {
+  return std::move(Event("step_costs")
+                       .number("compute_ms", computeMs)
+                       .number("communication_ms", communicationMs)
+                       .number("waiting_ms", waitingMs)
+                       .number("bytes", bytes)
+                       .line("worker", kLineInfo,
+                             fmt::format("Worker {}: per step {:.3f} ms computing, {:.3f} ms "
+                                         "communicating, {:.3f} ms waiting for the ps, {:.0f} "
+                                         "bytes exchanged",
+                                         worker, computeMs, communicationMs, waitingMs, bytes)));
+}
+
 Event divided(int worker, std::uint32_t rank, std::uint32_t workers, std::uint64_t first,
               std::uint64_t end, std::uint64_t total) {
   return std::move(

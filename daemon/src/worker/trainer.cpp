@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 
-#include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 
 namespace pstrain::worker {
@@ -12,6 +11,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
+
+StepCosts TrainingResult::perStep() const {
+  if (localSteps == 0) return {};
+  const double steps = double(localSteps);
+  return {1e3 * computeSeconds / steps, 1e3 * communicationSeconds / steps,
+          1e3 * waitingSeconds / steps, double(bytesExchanged) / steps};
+}
 
 Trainer::Trainer(TrainerOptions options, ps::Client& client, TrainerObserver& observer,
                  const net::TrafficCounters& traffic)
@@ -32,7 +38,6 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                          options_.seed + 1 + size_t(options_.index)),
             train.count};
   followDivision(part, result);
-  observer_.training();
   // The chief's evaluations during training, off the training thread.
   std::optional<Evaluator> evaluator;
   if (chief) {
@@ -40,14 +45,14 @@ TrainingResult Trainer::run(const data::Examples& train, const data::Examples* t
                       [this](const Evaluator::Result& evaluation) { reportAccuracy(evaluation); });
   }
   BatchGradient batch(layout_, train, size_t(options_.batchSize), options_.factorGradients);
-  logStart(train.count, batch.factoredLayers());
+  observer_.training({train.count, options_.batchSize, options_.trainSteps, batch.factoredLayers(),
+                      layout_.layerCount()});
   const auto start = Clock::now();
   const auto bytesBefore = traffic_.sent + traffic_.received;
   trainUntilDone(part, batch, evaluator ? &*evaluator : nullptr, result);
   result.elapsedSeconds = secondsSince(start);
   result.bytesExchanged = traffic_.sent + traffic_.received - bytesBefore;
-  logTimeSplit(result);
-  observer_.trainingEnded(result.globalStep, result.elapsedSeconds);
+  observer_.trainingEnded(result);
   if (chief) evaluateFinal(*evaluator, *test, result);
   observer_.done(result.globalStep);
   client_.finish(result.localSteps);
@@ -121,27 +126,6 @@ void Trainer::evaluateFinal(Evaluator& evaluator, const data::Examples& test,
 void Trainer::reportAccuracy(const Evaluator::Result& evaluation) {
   observer_.evaluated(evaluation.localStep, evaluation.globalStep, evaluation.accuracy,
                       evaluation.takenAt);
-}
-
-void Trainer::logStart(size_t examples, long factoredLayers) const {
-  log::logger("worker")->info(
-      "Worker {}: training on {} examples, batch {}, until global step {}{}", options_.index,
-      examples, options_.batchSize, options_.trainSteps,
-      factoredLayers == 0 ? ""
-                          : fmt::format("; the weight gradients of {} of {} layers go to the ps "
-                                        "as their factors",
-                                        factoredLayers, layout_.layerCount()));
-}
-
-void Trainer::logTimeSplit(const TrainingResult& result) const {
-  if (result.localSteps == 0) return;
-  const double steps = double(result.localSteps);
-  log::logger("worker")->info(
-      "Worker {}: per step {:.3f} ms computing, {:.3f} ms communicating, {:.3f} ms waiting for "
-      "the ps, {:.0f} bytes exchanged",
-      options_.index, 1e3 * result.computeSeconds / steps,
-      1e3 * result.communicationSeconds / steps, 1e3 * result.waitingSeconds / steps,
-      double(result.bytesExchanged) / steps);
 }
 
 }  // namespace pstrain::worker

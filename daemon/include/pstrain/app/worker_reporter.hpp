@@ -40,13 +40,13 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
 
   void divided(std::uint32_t rank, std::uint32_t workers, const worker::Slice& slice,
                size_t total) override;
-  void training() override;
+  void training(const worker::TrainingPlan& plan) override;
   void pulled(double seconds) override;
   void exchanged(double seconds) override;
   void stepDone(std::uint64_t localStep, std::uint64_t globalStep, float loss) override;
   void evaluated(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                  double takenAt) override;
-  void trainingEnded(std::uint64_t globalStep, double elapsedSeconds) override;
+  void trainingEnded(const worker::TrainingResult& result) override;
   void done(std::uint64_t globalStep) override;
 
  private:

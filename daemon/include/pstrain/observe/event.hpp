@@ -81,6 +81,15 @@ Event accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accurac
 // A sync step taken at the deadline, with fewer gradients than the workers connected.
 Event averaged(int ps, std::uint64_t globalStep, int averaged, int workers,
                std::int64_t timeoutMs);
+// Worker `worker` trains on `examples` examples in batches of `batch` until global step
+// `trainSteps`; the weight gradients of `factoredLayers` of its `layers` go to the ps as their
+// factors.
+Event trainingPlan(int worker, std::uint64_t examples, int batch, std::uint64_t trainSteps,
+                   long factoredLayers, size_t layers);
+// Where worker `worker`'s average step went, once training has ended: computing, communicating
+// and waiting for the ps (ms), and the bytes it exchanged.
+Event stepCosts(int worker, double computeMs, double communicationMs, double waitingMs,
+                double bytes);
 // A worker's part of the training set changed: examples [first, end) of `total`, part `rank` of
 // `workers`.
 Event divided(int worker, std::uint32_t rank, std::uint32_t workers, std::uint64_t first,

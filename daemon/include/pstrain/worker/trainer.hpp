@@ -16,6 +16,14 @@
 
 namespace pstrain::worker {
 
+// A worker's average step: where its time went (ms) and the bytes it exchanged.
+struct StepCosts {
+  double computeMs = 0;
+  double communicationMs = 0;
+  double waitingMs = 0;
+  double bytes = 0;
+};
+
 struct TrainingResult {
   std::uint64_t globalStep = 0;
   std::uint64_t localSteps = 0;
@@ -28,6 +36,9 @@ struct TrainingResult {
   double communicationSeconds = 0;
   std::uint64_t bytesExchanged = 0;  // sent and received by this worker
   std::uint32_t mostWorkers = 0;     // connected at once, as far as this worker was told
+
+  // Per local step; zeros before the first.
+  StepCosts perStep() const;
 };
 
 // What a worker's training loop needs to know.
@@ -79,8 +90,6 @@ class Trainer {
   // The chief, after training: the final model's accuracy, once earlier evaluations are in.
   void evaluateFinal(Evaluator& evaluator, const data::Examples& test, TrainingResult& result);
   void reportAccuracy(const Evaluator::Result& evaluation);
-  void logStart(size_t examples, long factoredLayers) const;
-  void logTimeSplit(const TrainingResult& result) const;
 
   const TrainerOptions options_;
   ps::Client& client_;
