@@ -165,4 +165,12 @@ void PsReporter::rejected(const std::string& address, const std::string& reason)
   events_.emit(event::rejected(address, reason));
 }
 
+void PsReporter::sessionEnded(const std::string& peer, const std::string& reason, bool failed) {
+  events_.emit(event::sessionEnded(peer, reason, failed));
+}
+
+void PsReporter::listenerFailed(const std::string& what) {
+  events_.emit(event::listenerFailed(what));
+}
+
 }  // namespace pstrain::app

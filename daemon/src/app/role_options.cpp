@@ -81,9 +81,9 @@ worker::TrainerOptions trainerOptions(const config::Config& settings, int index)
 
 net::Listener::Options listenerOptions(const ps::Server& server, int port,
                                        net::TrafficCounters* traffic,
-                                       net::Rejected rejected) {
-  return net::Listener::Options{"ps", port, server.maxPayload(), net::helloFrameBytes(),
-                                kHandshakeSeconds, traffic, std::move(rejected)};
+                                       net::SessionObserver* observer) {
+  return net::Listener::Options{port, server.maxPayload(), net::helloFrameBytes(),
+                                kHandshakeSeconds, traffic, observer};
 }
 
 std::unique_ptr<observe::HistoryRecorder> historyRecorder(const config::Config& settings,

@@ -108,10 +108,7 @@ struct Reports {
   if (history) reporter.recordHistory(*history);
   ps::Server server(std::move(options), reporter);
   net::Listener listener(
-      listenerOptions(server, placement.listenPort, &reports.meters.traffic,
-                      [&reporter](const std::string& address, const std::string& reason) {
-                        reporter.rejected(address, reason);
-                      }),
+      listenerOptions(server, placement.listenPort, &reports.meters.traffic, &reporter),
       [&server](net::Channel& channel) { server.serve(channel); });
   reports.events.emit(observe::event::listening(placement.index, listener.port()));
   server.announce();

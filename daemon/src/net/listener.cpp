@@ -10,7 +10,6 @@
 #include <sys/socket.h>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/common/log.hpp"
 #include "pstrain/net/connection.hpp"
 
 namespace pstrain::net {
@@ -69,7 +68,6 @@ Listener::~Listener() {
 }
 
 void Listener::watch() {
-  auto logger = log::logger(options_.name);
   Poco::Net::PollSet pollSet;
   pollSet.add(server_, Poco::Net::PollSet::POLL_READ);
   // Connections that have not yet sent a whole first frame, and when each must have.
@@ -81,7 +79,9 @@ void Listener::watch() {
     try {
       ready = pollSet.poll(kWatchPeriod);
     } catch (const Poco::Exception& e) {
-      logger->warn("polling connections failed: {}", e.displayText());
+      if (options_.observer) {
+        options_.observer->listenerFailed("polling connections failed: " + e.displayText());
+      }
     }
     const auto now = Clock::now();
     for (const auto& [socket, mode] : ready) {
@@ -92,7 +92,9 @@ void Listener::watch() {
           pollSet.add(accepted, Poco::Net::PollSet::POLL_READ | Poco::Net::PollSet::POLL_ERROR);
           pending.emplace(accepted, std::make_pair(accepted, now + handshake));
         } catch (const Poco::Exception& e) {
-          logger->warn("accepting a connection failed: {}", e.displayText());
+          if (options_.observer) {
+            options_.observer->listenerFailed("accepting a connection failed: " + e.displayText());
+          }
         }
         continue;
       }
@@ -119,8 +121,11 @@ void Listener::watch() {
         continue;
       }
       auto stream = it->second.first;
-      reject(options_.rejected, addressOf(stream),
-             fmt::format("no complete first frame within {} s", options_.handshakeSeconds));
+      if (options_.observer) {
+        options_.observer->rejected(
+            addressOf(stream),
+            fmt::format("no complete first frame within {} s", options_.handshakeSeconds));
+      }
       pollSet.remove(stream);
       stream.close();
       it = pending.erase(it);
@@ -137,7 +142,7 @@ void Listener::startSession(Poco::Net::StreamSocket socket) {
     try {
       Connection connection(session.socket, options_.maxPayload, options_.traffic);
       connection.setReceiveTimeout(options_.handshakeSeconds);
-      runSession(connection, serve_, options_.name, options_.rejected);
+      runSession(connection, serve_, options_.observer);
     } catch (const Poco::Exception&) {
       // The socket failed before the session began: nothing to tell.
     }

@@ -98,9 +98,9 @@ LoopbackNetwork::~LoopbackNetwork() {
   endSessions([](const Session&) { return true; });
 }
 
-void LoopbackNetwork::listen(const std::string& address, Serve serve, Rejected rejected) {
+void LoopbackNetwork::listen(const std::string& address, Serve serve, SessionObserver* observer) {
   std::lock_guard<std::mutex> lock(mutex_);
-  listeners_[address] = {std::move(serve), std::move(rejected)};
+  listeners_[address] = {std::move(serve), observer};
 }
 
 void LoopbackNetwork::close(const std::string& address) {
@@ -157,7 +157,7 @@ std::unique_ptr<Channel> LoopbackNetwork::dial(const std::string& from,
   auto serverEnd = std::make_shared<End>(toServer, toClient, client);
   Session session{from, address, serverEnd, {}};
   session.thread = std::thread([serverEnd, listening = listener->second] {
-    runSession(*serverEnd, listening.serve, "ps", listening.rejected);
+    runSession(*serverEnd, listening.serve, listening.observer);
     serverEnd->close();
   });
   sessions_.push_back(std::move(session));

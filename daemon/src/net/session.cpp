@@ -3,32 +3,28 @@
 #include <Poco/Exception.h>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/common/log.hpp"
 
 namespace pstrain::net {
 
-void reject(const Rejected& rejected, const std::string& address, const std::string& reason) {
-  if (rejected) rejected(address, reason);
-}
-
-void runSession(Channel& channel, const Serve& serve, const std::string& loggerName,
-                const Rejected& rejected) {
-  auto logger = log::logger(loggerName);
+void runSession(Channel& channel, const Serve& serve, SessionObserver* observer) {
   const std::string peer = channel.peerName();
+  auto ended = [&](const std::string& reason, bool failed) {
+    if (observer) observer->sessionEnded(peer, reason, failed);
+  };
   try {
     try {
       serve(channel);
     } catch (const ProtocolError& e) {
-      reject(rejected, peer, e.what());
+      if (observer) observer->rejected(peer, e.what());
       // Tell a confused peer why before closing; it may not be listening any more.
       channel.sendError(e.what());
     }
   } catch (const PeerError& e) {
-    logger->info("connection from {} ended: {}", peer, e.what());
+    ended(e.what(), false);
   } catch (const Poco::Exception& e) {
-    logger->warn("connection from {} failed: {}", peer, e.displayText());
+    ended(e.displayText(), true);
   } catch (const std::exception& e) {
-    logger->error("connection from {} failed: {}", peer, e.what());
+    ended(e.what(), true);
   }
 }
 

@@ -294,6 +294,20 @@ Event rejected(const std::string& address, const std::string& reason) {
           .line("ps", kLineWarn, fmt::format("closing connection from {}: {}", address, reason)));
 }
 
+Event sessionEnded(const std::string& peer, const std::string& reason, bool failed) {
+  return std::move(Event("session_ended")
+                       .text("peer", peer)
+                       .text("reason", reason)
+                       .flag("failed", failed)
+                       .line("ps", failed ? kLineWarn : kLineInfo,
+                             fmt::format("connection from {} {}: {}", peer,
+                                         failed ? "failed" : "ended", reason)));
+}
+
+Event listenerFailed(const std::string& what) {
+  return std::move(Event("listener_failed").text("what", what).line("ps", kLineWarn, what));
+}
+
 Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps) {
   return std::move(Event("finished")
                        .text("peer", workerPeer(worker))

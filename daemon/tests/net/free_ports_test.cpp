@@ -24,6 +24,6 @@ BOOST_AUTO_TEST_CASE(a_port_is_kept_from_other_binds_and_free_for_the_daemons_li
   BOOST_CHECK_THROW(other.bind(Poco::Net::SocketAddress("127.0.0.1", Poco::UInt16(port)), false),
                     Poco::Net::NetException);
   // The listener it was chosen for binds it (on every address, as the daemon's do).
-  Listener listener(Listener::Options{"test", port}, [](Channel&) {});
+  Listener listener(Listener::Options{port}, [](Channel&) {});
   BOOST_TEST(listener.port() == port);
 }

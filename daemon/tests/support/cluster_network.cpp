@@ -24,9 +24,9 @@ class Loopback : public ClusterNetwork {
   net::Endpoint psEndpoint(int index) const override {
     return {"ps-" + std::to_string(index), 8000};
   }
-  void listen(int index, const ps::Server&, net::TrafficCounters*, net::Rejected rejected,
-              net::Serve serve) override {
-    network_.listen(psEndpoint(index).toString(), std::move(serve), std::move(rejected));
+  void listen(int index, const ps::Server&, net::TrafficCounters*,
+              net::SessionObserver* observer, net::Serve serve) override {
+    network_.listen(psEndpoint(index).toString(), std::move(serve), observer);
   }
   void close(int index) override { network_.close(psEndpoint(index).toString()); }
   net::Dialer dialer(int worker, net::TrafficCounters*) override {
@@ -51,9 +51,9 @@ class Tcp : public ClusterNetwork {
   net::Endpoint psEndpoint(int index) const override { return {"127.0.0.1", ports_.at(index)}; }
 
   void listen(int index, const ps::Server& server, net::TrafficCounters* traffic,
-              net::Rejected rejected, net::Serve serve) override {
+              net::SessionObserver* observer, net::Serve serve) override {
     listeners_[index] = std::make_unique<net::Listener>(
-        app::listenerOptions(server, ports_.at(index), traffic, std::move(rejected)),
+        app::listenerOptions(server, ports_.at(index), traffic, observer),
         std::move(serve));
   }
 

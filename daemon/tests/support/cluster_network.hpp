@@ -24,9 +24,9 @@ class ClusterNetwork {
 
   virtual net::Endpoint psEndpoint(int index) const = 0;
   // Serves ps `index`'s endpoint: each worker's channel runs `serve` on a thread of its own.
-  // `server`, `traffic` and `rejected` are the ps's, for what its listener needs of them.
+  // `server`, `traffic` and `observer` are the ps's, for what its listener needs of them.
   virtual void listen(int index, const ps::Server& server, net::TrafficCounters* traffic,
-                      net::Rejected rejected, net::Serve serve) = 0;
+                      net::SessionObserver* observer, net::Serve serve) = 0;
   // Stops serving ps `index`'s endpoint, as a process that dies: its channels close, its
   // sessions end.
   virtual void close(int index) = 0;

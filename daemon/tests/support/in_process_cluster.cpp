@@ -176,10 +176,7 @@ void InProcessCluster::startPs(int index, std::function<void(const net::Incoming
   ps.server = std::make_unique<ps::Server>(std::move(options), *ps.reporter);
   auto* server = ps.server.get();
   auto* reporter = ps.reporter.get();
-  network_->listen(index, *server, &reports.meters.traffic,
-                   [reporter](const std::string& address, const std::string& reason) {
-                     reporter->rejected(address, reason);
-                   },
+  network_->listen(index, *server, &reports.meters.traffic, reporter,
                    [server, onFrame = std::move(onFrame)](net::Channel& channel) {
                      if (!onFrame) return server->serve(channel);
                      WatchedChannel watched(channel, onFrame);

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "pstrain/net/session.hpp"
 #include "pstrain/observe/events.hpp"
 #include "pstrain/observe/history_recorder.hpp"
 #include "pstrain/observe/meters.hpp"
@@ -17,7 +18,7 @@ namespace pstrain::app {
 // A ps's reports onto its progress, meters, roster of workers, events and log lines (the
 // progress line and step event every `logEverySteps` global steps and at the last), and onto the
 // run's history when one is recorded.
-class PsReporter : public ps::ServerObserver {
+class PsReporter : public ps::ServerObserver, public net::SessionObserver {
  public:
   PsReporter(int index, int logEverySteps, observe::Progress& progress, observe::Meters& meters,
              observe::WorkerRoster& workers, observe::Events& events);
@@ -49,8 +50,9 @@ class PsReporter : public ps::ServerObserver {
   void stepApplied(const Step& step) override;
   void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) override;
   void workerFinished(std::uint32_t worker, std::uint64_t localSteps) override;
-  // A connection the listener refused (net::Listener::Options::rejected).
-  void rejected(const std::string& address, const std::string& reason);
+  void rejected(const std::string& address, const std::string& reason) override;
+  void sessionEnded(const std::string& peer, const std::string& reason, bool failed) override;
+  void listenerFailed(const std::string& what) override;
 
  private:
   void record(const observe::HistoryRecord& record) {

@@ -38,6 +38,6 @@ std::unique_ptr<observe::HistoryRecorder> historyRecorder(const config::Config& 
 // connection refused.
 net::Listener::Options listenerOptions(const ps::Server& server, int port,
                                        net::TrafficCounters* traffic,
-                                       net::Rejected rejected);
+                                       net::SessionObserver* observer);
 
 }  // namespace pstrain::app

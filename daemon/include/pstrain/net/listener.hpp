@@ -24,13 +24,12 @@ namespace pstrain::net {
 class Listener {
  public:
   struct Options {
-    std::string name;  // of the logger
     int port = 0;
     std::uint32_t maxPayload = 0;
     size_t firstFrameBytes = 0;     // the size of the frame a real peer starts with
     double handshakeSeconds = 5;    // for the first frame, and the receive timeout after it
     TrafficCounters* traffic = nullptr;               // counts every connection's bytes
-    Rejected rejected = nullptr;                       // told of each refused connection
+    SessionObserver* observer = nullptr;              // told of refusals, ends and failures
   };
 
   // Throws ListenError when the port cannot be listened on (another process holds it).

@@ -26,8 +26,8 @@ class LoopbackNetwork {
   LoopbackNetwork(const LoopbackNetwork&) = delete;
   LoopbackNetwork& operator=(const LoopbackNetwork&) = delete;
 
-  // Serves `address`; `rejected` is told of each channel refused for a protocol fault.
-  void listen(const std::string& address, Serve serve, Rejected rejected);
+  // Serves `address`; `observer` (if any) is told of each session's refusal or end.
+  void listen(const std::string& address, Serve serve, SessionObserver* observer);
   // Stops serving `address`, as a process that dies: its channels close, its sessions end.
   void close(const std::string& address);
   // A channel from the host `from` to whoever listens on `address`; UnreachableError when
@@ -56,7 +56,7 @@ class LoopbackNetwork {
   std::mutex mutex_;
   struct Listening {
     Serve serve;
-    Rejected rejected;
+    SessionObserver* observer;
   };
   std::map<std::string, Listening> listeners_;
   std::vector<Session> sessions_;

@@ -112,6 +112,10 @@ Event apiWaiting(const std::string& endpoint, int attempt, const std::string& re
 // a malformed frame, no first frame in time).
 Event rejected(const std::string& address, const std::string& reason);
 // A worker said it has finished after `localSteps` steps.
+// A connection from `peer` ended: the peer left or broke off, or (`failed`) the session failed.
+Event sessionEnded(const std::string& peer, const std::string& reason, bool failed);
+// The ps's listener could not poll or accept connections.
+Event listenerFailed(const std::string& what);
 Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps);
 Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path);
 Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed);
