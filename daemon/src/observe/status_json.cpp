@@ -29,6 +29,22 @@ Poco::JSON::Object runJson(const Progress::Run& run) {
   return json;
 }
 
+// [{"index":0,"state":"training","local_step":12,"loss":0.5,"seconds_since_seen":0.1}, ...] by
+// index; loss absent until known.
+Poco::JSON::Array workersJson(const WorkerRoster& workers) {
+  Poco::JSON::Array array;
+  for (const auto& w : workers.entries()) {
+    Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
+    entry.set("index", w.index);
+    entry.set("state", std::string(w.state));
+    entry.set("local_step", w.localStep);
+    if (!std::isnan(w.loss)) entry.set("loss", double(w.loss));
+    entry.set("seconds_since_seen", w.secondsSinceSeen);
+    array.add(entry);
+  }
+  return array;
+}
+
 }  // namespace
 
 std::string statusJson(const Progress& progress, const WorkerRoster* workers,
@@ -66,7 +82,7 @@ std::string statusJson(const Progress& progress, const WorkerRoster* workers,
   }
   json.set("blas_core", blasCoreInUse());
   json.set("blas_threads", blasThreads());
-  if (workers) json.set("workers", workers->json());
+  if (workers) json.set("workers", workersJson(*workers));
   const auto staleness = meters ? meters->stalenessSummary() : Meters::Staleness{};
   if (staleness.pushes > 0) {
     Poco::JSON::Object summary(Poco::JSON_PRESERVE_KEY_ORDER);

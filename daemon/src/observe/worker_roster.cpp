@@ -1,7 +1,5 @@
 #include "pstrain/observe/worker_roster.hpp"
 
-#include <Poco/JSON/Object.h>
-
 namespace pstrain::observe {
 
 void WorkerRoster::joined(std::uint32_t worker) {
@@ -37,20 +35,16 @@ void WorkerRoster::left(std::uint32_t worker) {
   --workers_[worker].connections;
 }
 
-Poco::JSON::Array WorkerRoster::json() const {
+std::vector<WorkerRoster::Entry> WorkerRoster::entries() const {
   std::lock_guard<std::mutex> lock(mutex_);
   const auto now = std::chrono::steady_clock::now();
-  Poco::JSON::Array array;
+  std::vector<Entry> entries;
   for (const auto& [index, w] : workers_) {
-    Poco::JSON::Object entry(Poco::JSON_PRESERVE_KEY_ORDER);
-    entry.set("index", index);
-    entry.set("state", w.finished ? "finished" : w.connections > 0 ? "training" : "disconnected");
-    entry.set("local_step", w.localStep);
-    if (!std::isnan(w.loss)) entry.set("loss", double(w.loss));
-    entry.set("seconds_since_seen", std::chrono::duration<double>(now - w.seen).count());
-    array.add(entry);
+    entries.push_back({index,
+                       w.finished ? "finished" : w.connections > 0 ? "training" : "disconnected",
+                       w.localStep, w.loss, std::chrono::duration<double>(now - w.seen).count()});
   }
-  return array;
+  return entries;
 }
 
 }  // namespace pstrain::observe

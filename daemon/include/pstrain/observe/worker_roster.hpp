@@ -1,12 +1,11 @@
 #pragma once
 
-#include <Poco/JSON/Array.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace pstrain::observe {
 
@@ -23,10 +22,16 @@ class WorkerRoster {
   void finished(std::uint32_t worker, std::uint64_t localSteps);
   void left(std::uint32_t worker);
 
-  // [{"index":0,"state":"training","local_step":12,"loss":0.5,"seconds_since_seen":0.1}, …] by
-  // index, the state one of training, finished or disconnected; loss absent until known.
-  // Empty before the first hello.
-  Poco::JSON::Array json() const;
+  // What the ps knows of one worker, now.
+  struct Entry {
+    std::uint32_t index = 0;
+    const char* state = "";  // training, finished or disconnected
+    std::uint64_t localStep = 0;
+    float loss = NAN;  // not known yet
+    double secondsSinceSeen = 0;
+  };
+  // Every worker that has said hello, by index.
+  std::vector<Entry> entries() const;
 
  private:
   struct Worker {
