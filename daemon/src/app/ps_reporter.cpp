@@ -102,12 +102,12 @@ void PsReporter::workerLeft(std::uint32_t worker) {
 }
 
 void PsReporter::pulled(std::uint64_t globalStep, double seconds) {
-  meters_.pullSeconds().Observe(seconds);
+  meters_.observePullSeconds(seconds);
   record({Kind::kPullAnswered, 0, 0, 0, globalStep});
 }
 
 void PsReporter::pushed(std::uint32_t worker, std::uint64_t localStep, double seconds) {
-  meters_.pushSeconds().Observe(seconds);
+  meters_.observePushSeconds(seconds);
   workers_.stepped(worker, localStep);
 }
 
@@ -116,7 +116,7 @@ void PsReporter::pushApplied(const AppliedPush& push) {
           std::uint16_t(historyFlag(push.closedStep) | push.lag << observe::kHistoryLagShift),
           push.worker, push.generation,
           push.globalStep, push.incarnation, push.pushNumber, push.staleness});
-  meters_.staleness().Observe(double(push.staleness));
+  meters_.observeStaleness(double(push.staleness));
   std::lock_guard<std::mutex> lock(mutex_);
   stalenessSum_ += push.staleness;
   ++stalenessCount_;

@@ -72,9 +72,9 @@ void WorkerReporter::training(const worker::TrainingPlan& plan) {
                                    plan.factoredLayers, plan.layers));
 }
 
-void WorkerReporter::pulled(double seconds) { meters_.pullSeconds().Observe(seconds); }
+void WorkerReporter::pulled(double seconds) { meters_.observePullSeconds(seconds); }
 
-void WorkerReporter::exchanged(double seconds) { meters_.pushSeconds().Observe(seconds); }
+void WorkerReporter::exchanged(double seconds) { meters_.observePushSeconds(seconds); }
 
 void WorkerReporter::stepDone(std::uint64_t localStep, std::uint64_t globalStep, float loss) {
   progress_.recordStep(globalStep, loss);

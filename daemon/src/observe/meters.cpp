@@ -1,5 +1,9 @@
 #include "pstrain/observe/meters.hpp"
 
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
 namespace pstrain::observe {
 namespace {
 
@@ -42,15 +46,16 @@ Meters::Meters(Role role, int ordinal)
 
 Meters::~Meters() = default;
 
-prometheus::Histogram& Meters::pushSeconds() { return pushSeconds_; }
-prometheus::Histogram& Meters::pullSeconds() { return pullSeconds_; }
-prometheus::Histogram& Meters::staleness() { return staleness_; }
+void Meters::observePushSeconds(double seconds) { pushSeconds_.Observe(seconds); }
+void Meters::observePullSeconds(double seconds) { pullSeconds_.Observe(seconds); }
+void Meters::observeStaleness(double steps) { staleness_.Observe(steps); }
 
 Meters::Staleness Meters::stalenessSummary() const {
   const auto metric = staleness_.Collect().histogram;
   Staleness summary;
   summary.pushes = metric.sample_count;
   if (summary.pushes == 0) return summary;
+  summary.total = metric.sample_sum;
   summary.mean = metric.sample_sum / double(summary.pushes);
   for (const auto& bucket : metric.bucket) {
     summary.p99 = bucket.upper_bound;

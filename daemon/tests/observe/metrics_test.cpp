@@ -47,8 +47,8 @@ struct Process {
 BOOST_AUTO_TEST_CASE(exposition_is_valid_prometheus_text) {
   Process process(Role::kWorker, 1, 500);
   process.progress.recordStep(42, 0.5f);
-  process.meters.pushSeconds().Observe(0.0003);
-  process.meters.pushSeconds().Observe(2.0);
+  process.meters.observePushSeconds(0.0003);
+  process.meters.observePushSeconds(2.0);
   auto samples = pstrain::testing::parsePrometheus(process.exposition.text());
   // Labels sorted by name, as parsePrometheus gives them.
   const std::string labels = "ordinal=\"1\",role=\"worker\"";
@@ -105,9 +105,9 @@ BOOST_AUTO_TEST_CASE(concurrent_scrapes_report_the_true_count) {
 
 BOOST_AUTO_TEST_CASE(histogram_buckets_are_cumulative) {
   Process process(Role::kPs, 0, 10);
-  process.meters.pushSeconds().Observe(0.00005);
-  process.meters.pushSeconds().Observe(0.003);
-  process.meters.pushSeconds().Observe(5.0);
+  process.meters.observePushSeconds(0.00005);
+  process.meters.observePushSeconds(0.003);
+  process.meters.observePushSeconds(5.0);
   auto samples = pstrain::testing::parsePrometheus(process.exposition.text());
   const std::string labels = "ordinal=\"0\",role=\"ps\"";
   BOOST_TEST(samples.at("pstrain_push_seconds_bucket{le=\"0.0001\"," + labels + "}") == 1);

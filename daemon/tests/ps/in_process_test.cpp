@@ -736,8 +736,8 @@ namespace {
 
 // The staleness of the pushes ps `index` applied: their count and summed global steps.
 std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index) {
-  auto metric = cluster.psReports(index).meters.staleness().Collect();
-  return {metric.histogram.sample_count, metric.histogram.sample_sum};
+  const auto summary = cluster.psReports(index).meters.stalenessSummary();
+  return {summary.pushes, summary.total};
 }
 
 }  // namespace

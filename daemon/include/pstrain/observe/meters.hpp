@@ -1,16 +1,20 @@
 #pragma once
 
-#include <prometheus/histogram.h>
-#include <prometheus/metric_family.h>
-#include <prometheus/registry.h>
-
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pstrain/common/role.hpp"
 #include "pstrain/net/connection.hpp"
+
+namespace prometheus {
+class Histogram;
+class Registry;
+struct MetricFamily;
+}  // namespace prometheus
 
 namespace pstrain::observe {
 
@@ -27,25 +31,27 @@ class Meters {
   std::atomic<std::uint64_t> rejectedConnections{0};
 
   // Seconds a push (worker: its round trip; ps: applying it) and a pull take.
-  prometheus::Histogram& pushSeconds();
-  prometheus::Histogram& pullSeconds();
-  // A ps: the staleness of each applied push, in global steps (ps::Shard::StepResult).
-  prometheus::Histogram& staleness();
-  // Of the pushes so far: the mean staleness, and the bucket bound the 99th percentile is within.
+  void observePushSeconds(double seconds);
+  void observePullSeconds(double seconds);
+  // A ps: the staleness of an applied push, in global steps (ps::Shard::StepResult).
+  void observeStaleness(double steps);
+  // Of the pushes so far: their summed and mean staleness, and the bucket bound the 99th
+  // percentile is within.
   struct Staleness {
     std::uint64_t pushes = 0;
+    double total = 0;
     double mean = 0;
     double p99 = 0;
   };
   Staleness stalenessSummary() const;
 
   // role and ordinal, the labels of every metric of the process.
-  const prometheus::Labels& labels() const { return labels_; }
+  const std::map<std::string, std::string>& labels() const { return labels_; }
   // Every counter and histogram as they are now, for the exposition.
   std::vector<prometheus::MetricFamily> collect() const;
 
  private:
-  const prometheus::Labels labels_;
+  const std::map<std::string, std::string> labels_;
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Histogram& pushSeconds_;
   prometheus::Histogram& pullSeconds_;
