@@ -34,7 +34,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   const bool sync = config::synchronous(settings);
   options.shard.sync = sync;
   options.shard.syncLearningRate = {settings.scaleLearningRate,
-                                    settings.optimizer == config::OptimizerKind::kAdam,
+                                    settings.optimizer == ps::OptimizerKind::kAdam,
                                     std::uint64_t(settings.warmupSteps)};
   // ps 0 alone holds answers back, so every worker's place is decided in one spot.
   options.concurrentWorkers = index == 0 && !sync ? config::concurrentWorkers(settings) : 0;
@@ -48,7 +48,7 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   options.pushEncoding = settings.pushEncoding;
   options.pullEncoding = settings.pullEncoding;
   options.description = config::describeMode(settings) + ", " +
-                        (settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd") +
+                        (settings.optimizer == ps::OptimizerKind::kAdam ? "adam" : "sgd") +
                         ", " + std::to_string(settings.trainSteps) + " train steps";
   return options;
 }

@@ -55,7 +55,7 @@ observe::Progress::Run runOf(const config::Config& settings) {
   run.layers = {model::kMnistInputs};
   run.layers.insert(run.layers.end(), settings.hiddenUnits.begin(), settings.hiddenUnits.end());
   run.layers.push_back(model::kMnistClasses);
-  run.optimizer = settings.optimizer == config::OptimizerKind::kAdam ? "adam" : "sgd";
+  run.optimizer = settings.optimizer == ps::OptimizerKind::kAdam ? "adam" : "sgd";
   run.learningRate = settings.learningRate;
   run.batchSize = settings.batchSize;
   run.sync = config::synchronous(settings);

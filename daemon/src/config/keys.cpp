@@ -99,6 +99,7 @@ const std::vector<Key>& keys() {
        [](const Config& c) { return part("lr", c.learningRate); }},
       {"optimizer",
        [](Config& c, const std::string& v) {
+         using ps::OptimizerKind;
          c.optimizer =
              parseChoice<OptimizerKind>(v, {{"adam", OptimizerKind::kAdam}, {"sgd", OptimizerKind::kSgd}});
        },

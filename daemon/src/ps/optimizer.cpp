@@ -204,9 +204,9 @@ void Sgd::setState(const OptimizerState& state) {
   if (!state.moments.empty()) throw DecodeError("SGD keeps no moments");
 }
 
-std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,
+std::unique_ptr<Optimizer> makeOptimizer(OptimizerKind kind, size_t size,
                                          double learningRate) {
-  if (kind == config::OptimizerKind::kSgd) return std::make_unique<Sgd>(float(learningRate));
+  if (kind == OptimizerKind::kSgd) return std::make_unique<Sgd>(float(learningRate));
   return std::make_unique<Adam>(size, float(learningRate));
 }
 

@@ -113,7 +113,7 @@ BOOST_AUTO_TEST_CASE(flag_forms_and_lists_parse) {
                       {}});
   BOOST_TEST(pstrain::config::synchronous(config));
   BOOST_TEST(config.hiddenUnits == (std::vector<int>{256, 256}));
-  BOOST_TEST((config.optimizer == pstrain::config::OptimizerKind::kSgd));
+  BOOST_TEST((config.optimizer == pstrain::ps::OptimizerKind::kSgd));
   BOOST_TEST((config.role == pstrain::Role::kWorker));
   BOOST_TEST(*config.index == 2);
 }

@@ -8,10 +8,9 @@
 
 #include "pstrain/common/role.hpp"
 #include "pstrain/net/wire_encoding.hpp"
+#include "pstrain/ps/optimizer_kind.hpp"
 
 namespace pstrain::config {
-
-enum class OptimizerKind { kAdam, kSgd };
 
 // How the ps combine the workers' gradients: each push a global step of its own (async), or one
 // gradient from every worker averaged into each global step (sync). kAuto is decided by
@@ -51,7 +50,7 @@ struct Config {
   int batchSize = 100;
   std::vector<int> hiddenUnits{128};
   double learningRate = 0.001;
-  OptimizerKind optimizer = OptimizerKind::kAdam;
+  ps::OptimizerKind optimizer = ps::OptimizerKind::kAdam;
   Consistency consistency = Consistency::kAuto;
   // In sync mode, the learning rate follows the gradients a step averages (learningRateScale()).
   bool scaleLearningRate = true;

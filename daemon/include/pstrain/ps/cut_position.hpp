@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "pstrain/ps/shard.hpp"
+#include "pstrain/ps/shard_range.hpp"
 
 namespace pstrain::ps {
 

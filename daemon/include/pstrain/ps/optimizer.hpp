@@ -7,7 +7,7 @@
 
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/common/bytes.hpp"
-#include "pstrain/config/config.hpp"
+#include "pstrain/ps/optimizer_kind.hpp"
 
 namespace pstrain::ps {
 
@@ -105,7 +105,7 @@ class Adam : public Optimizer {
   std::vector<float> stepSizes_;  // of the steps begun last, bias correction folded in
 };
 
-std::unique_ptr<Optimizer> makeOptimizer(config::OptimizerKind kind, size_t size,
+std::unique_ptr<Optimizer> makeOptimizer(OptimizerKind kind, size_t size,
                                          double learningRate);
 
 }  // namespace pstrain::ps

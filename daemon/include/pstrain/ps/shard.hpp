@@ -13,19 +13,10 @@
 #include "pstrain/common/aligned_vector.hpp"
 #include "pstrain/ps/buffer_pool.hpp"
 #include "pstrain/ps/optimizer.hpp"
+#include "pstrain/ps/shard_range.hpp"
 #include "pstrain/ps/sync_learning_rate.hpp"
 
 namespace pstrain::ps {
-
-// The contiguous slice [offset, offset + count) of the flat parameter vector that one ps owns.
-struct ShardRange {
-  size_t offset;
-  size_t count;
-};
-
-// Splits `parameterCount` parameters into `shards` contiguous slices whose sizes differ by at
-// most one, whatever the tensor boundaries: every ps carries the same load.
-ShardRange shardRange(size_t parameterCount, int shards, int index);
 
 // One ps's parameters, its optimizer and the global step. Thread-safe: each worker connection
 // pushes from its own thread.

@@ -4,13 +4,9 @@
 #include <random>
 #include <vector>
 
-namespace pstrain::worker {
+#include "pstrain/worker/slice.hpp"
 
-// Examples [begin, end) of a training set.
-struct Slice {
-  size_t begin;
-  size_t end;
-};
+namespace pstrain::worker {
 
 // Part `rank` of `count` of `total` examples: contiguous, the parts 0 to count - 1 covering the
 // set once.

@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "pstrain/worker/batch_sampler.hpp"
+#include "pstrain/worker/slice.hpp"
 
 namespace pstrain::worker {
 
