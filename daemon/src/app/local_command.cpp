@@ -596,7 +596,7 @@ int runLocal(const std::string& self, const std::vector<std::string>& originalAr
   auto blasThreads = std::to_string(std::max(1, cpuLimit() / settings.workers));
   ::setenv("OPENBLAS_NUM_THREADS", blasThreads.c_str(), 0);
   setSignalHandler({SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMIN + 1}, countScaleSignal);
-  handleTerminationSignals([](int signal) {
+  const TerminationSignals signals([](int signal) {
     std::lock_guard<std::mutex> lock(childrenMutex);
     stopping = true;
     if (runningChildren) stopAll(*runningChildren);

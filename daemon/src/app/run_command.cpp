@@ -98,7 +98,7 @@ struct Reports {
 };
 
 [[noreturn]] void runPs(const config::Config& settings, const cluster::Placement& placement,
-                        Reports& reports, int httpPort) {
+                        Reports& reports, TerminationSignals& signals, int httpPort) {
   auto options = serverOptions(settings, placement.index);
   options.httpPort = httpPort;
   PsReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
@@ -113,7 +113,7 @@ struct Reports {
   reports.events.emit(observe::event::listening(placement.index, listener.port()));
   server.announce();
   log::flush();  // where to reach it, at once
-  addTerminationHook([&server] { server.stop(); });
+  signals.addHook([&server] { server.stop(); });
   idleUntilTerminated();
 }
 
@@ -300,7 +300,7 @@ int runDaemon(const std::vector<std::string>& args) {
   observe::Events events(roleName(placement.role), placement.index,
                          loaded.logDir + "/" + observe::kEventsFile);
   const auto settings = withRunId(std::move(loaded), env, events);
-  handleTerminationSignals([&events](int signal) {
+  TerminationSignals signals([&events](int signal) {
     const char* name = signal == SIGTERM ? "SIGTERM" : "SIGINT";
     events.emit(observe::event::stopped(name));
     return kExitOk;
@@ -328,7 +328,7 @@ int runDaemon(const std::vector<std::string>& args) {
   reports.progress.setRun(runOf(settings));
   // Run last on SIGTERM: a page that watches this process reads its last events (how the run
   // ended) before it exits; it polls every second.
-  addTerminationHook([&events] {
+  signals.addHook([&events] {
     events.awaitReader(std::chrono::seconds(3), std::chrono::seconds(4));
   });
   const bool chief = placement.role == Role::kWorker && placement.index == 0;
@@ -336,7 +336,7 @@ int runDaemon(const std::vector<std::string>& args) {
   if (chief) model.emplace("no model yet: worker 0 serves it once training has completed");
   HttpEndpoint http(settings.httpPort, reports.pages(), model ? &*model : nullptr,
                     {settings.modelName, settings.corsOrigin, reports.meters.labels()});
-  if (placement.role == Role::kPs) runPs(settings, placement, reports, http.port());
+  if (placement.role == Role::kPs) runPs(settings, placement, reports, signals, http.port());
   runWorker(settings, placement, reports, model ? &*model : nullptr,
             currentPs(args, env, placement.ps));
 }

@@ -47,7 +47,7 @@ int runServe(const std::vector<std::string>& args) {
   const auto settings = config::load({settingArgs, config::processEnvironment()});
   log::initConsole();
   observe::Events events("serve", 0);  // for the lines of its events; kept in memory only
-  handleTerminationSignals([&events](int signal) {
+  const TerminationSignals signals([&events](int signal) {
     events.emit(observe::event::stopped(signal == SIGTERM ? "SIGTERM" : "SIGINT"));
     return kExitOk;
   });

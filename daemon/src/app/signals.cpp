@@ -15,8 +15,7 @@
 namespace pstrain::app {
 namespace {
 
-std::mutex hooksMutex;
-std::vector<std::function<void()>> hooks;
+// The one state the handler reaches.
 int signalPipe[2] = {-1, -1};
 
 // A handler, not only a blocked signal: threads that libraries start before main (OpenBLAS
@@ -30,7 +29,7 @@ void forwardSignal(int signal) {
 
 }  // namespace
 
-void handleTerminationSignals(std::function<int(int signal)> onSignal) {
+TerminationSignals::TerminationSignals(std::function<int(int signal)> onSignal) {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
@@ -38,7 +37,7 @@ void handleTerminationSignals(std::function<int(int signal)> onSignal) {
   if (pipe2(signalPipe, O_CLOEXEC) != 0) throw IoError("cannot create the signal pipe");
   setSignalHandler({SIGTERM, SIGINT}, forwardSignal);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::thread([signals, onSignal = std::move(onSignal)] {
+  std::thread([signals, hooks = hooks_, onSignal = std::move(onSignal)] {
     // The one thread started from here on that takes the signals.
     pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
     unsigned char byte = 0;
@@ -46,8 +45,8 @@ void handleTerminationSignals(std::function<int(int signal)> onSignal) {
     }
     const int signal = byte;
     {
-      std::lock_guard<std::mutex> lock(hooksMutex);
-      for (auto hook = hooks.rbegin(); hook != hooks.rend(); ++hook) {
+      std::lock_guard<std::mutex> lock(hooks->mutex);
+      for (auto hook = hooks->hooks.rbegin(); hook != hooks->hooks.rend(); ++hook) {
         try {
           (*hook)();
         } catch (const std::exception& e) {
@@ -70,9 +69,9 @@ void setSignalHandler(std::initializer_list<int> signals, void (*handler)(int)) 
   for (int signal : signals) sigaction(signal, &action, nullptr);
 }
 
-void addTerminationHook(std::function<void()> hook) {
-  std::lock_guard<std::mutex> lock(hooksMutex);
-  hooks.push_back(std::move(hook));
+void TerminationSignals::addHook(std::function<void()> hook) {
+  std::lock_guard<std::mutex> lock(hooks_->mutex);
+  hooks_->hooks.push_back(std::move(hook));
 }
 
 void idleUntilTerminated() {
