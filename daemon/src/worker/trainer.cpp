@@ -29,7 +29,8 @@ Trainer::Trainer(TrainerOptions options, ps::Client& client, TrainerObserver& ob
       params_(layout_.parameterCount()) {}
 
 TrainingResult Trainer::run(const data::Examples& train, const data::Examples* test) {
-  const bool chief = options_.index == 0 && test != nullptr;
+  // The chief is the worker given the test set.
+  const bool chief = test != nullptr;
   TrainingResult result;
   client_.connect();
   // The run's step, also for a worker that joins a run as it ends and makes no step.

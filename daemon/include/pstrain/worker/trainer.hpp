@@ -64,7 +64,7 @@ class Trainer {
   Trainer(TrainerOptions options, ps::Client& client, TrainerObserver& observer,
           const net::TrafficCounters& traffic);
 
-  // `test` is used by the chief only and may be null for the others.
+  // `test`: the chief's test set, which it evaluates on; null for the other workers.
   TrainingResult run(const data::Examples& train, const data::Examples* test);
 
   // The model as trained: valid after run().
