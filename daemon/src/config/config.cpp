@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
-#include "pstrain/net/message.hpp"
+#include "pstrain/net/limits.hpp"
 
 extern char** environ;
 

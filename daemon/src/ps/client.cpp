@@ -8,6 +8,7 @@
 #include "pstrain/common/incarnation.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
+#include "pstrain/net/limits.hpp"
 #include "pstrain/net/retry.hpp"
 #include "pstrain/ps/cut_assembly.hpp"
 
@@ -44,12 +45,11 @@ Client::Link Client::open(const net::Endpoint& endpoint, double timeoutSeconds,
                           const std::vector<net::Endpoint>* watched, std::uint64_t knownStep) {
   const auto parameters = options_.layout.parameterCount();
   // Worker 0 receives the ps's slices with their optimizer state when it re-cuts them.
+  using net::MessageType;
   const auto maxPayload =
       options_.worker == 0
-          ? std::uint32_t(net::fixedFieldsSize(net::MessageType::kSliceState) +
-                          parameters * (1 + net::kMaxMoments) * sizeof(float))
-          : std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
-                          parameters * sizeof(float));
+          ? net::maxFrameBytes({MessageType::kParams, MessageType::kSliceState}, parameters)
+          : net::maxFrameBytes({MessageType::kParams}, parameters);
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                             std::chrono::duration<double>(timeoutSeconds));
