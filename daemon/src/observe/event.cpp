@@ -199,37 +199,6 @@ Event workerConnected(int ps, std::uint32_t worker, const std::string& address,
                                          worker, address, globalStep)));
 }
 
-Event psConnected(int worker, const std::string& endpoint, std::uint64_t offset,
-                  std::uint64_t count, std::uint64_t globalStep) {
-  return std::move(
-      Event("connected")
-          .text("peer", psPeer(endpoint))
-          .integer("offset", offset)
-          .integer("count", count)
-          .integer("step", globalStep)
-          .line("worker", kLineInfo,
-                fmt::format("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
-                            worker, endpoint, offset, offset + count, globalStep)));
-}
-
-Event lost(int worker, const std::string& endpoint, const std::string& reason) {
-  return std::move(Event("lost")
-                       .text("peer", psPeer(endpoint))
-                       .text("reason", reason)
-                       .line("worker", kLineWarn,
-                             fmt::format("Worker {}: lost ps {} ({}); reconnecting", worker,
-                                         endpoint, reason)));
-}
-
-Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalStep) {
-  return std::move(Event("reconnected")
-                       .text("peer", psPeer(endpoint))
-                       .integer("step", globalStep)
-                       .line("worker", kLineInfo,
-                             fmt::format("Worker {}: reconnected to ps {} at global step {}",
-                                         worker, endpoint, globalStep)));
-}
-
 namespace {
 
 // A wait for `peer` at `endpoint`, logged by `logger`.
@@ -341,28 +310,6 @@ Event cutThawed(int ps, std::uint64_t generation, std::uint64_t globalStep) {
                              fmt::format("PS {}: the re-cut did not come: serves generation {} "
                                          "again from global step {}",
                                          ps, generation, globalStep)));
-}
-
-Event recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
-            std::uint64_t movedState, std::uint64_t lostState, const std::string& unreached) {
-  return std::move(
-      Event("recut")
-          .integer("generation", generation)
-          .integer("from_ps", std::uint64_t(fromPs))
-          .integer("to_ps", std::uint64_t(toPs))
-          .integer("step", globalStep)
-          .integer("moved_state", movedState)
-          .integer("lost_state", lostState)
-          .text("unreached", unreached)
-          .line("worker", lostState == 0 ? kLineInfo : kLineWarn,
-                fmt::format("Worker 0: re-cut the parameters from {} to {} ps (generation {}) at "
-                            "global step {}{}",
-                            fromPs, toPs, generation, globalStep,
-                            lostState == 0
-                                ? std::string(": the optimizer state moved with its parameters")
-                                : fmt::format(": the optimizer state of {} parameters starts "
-                                              "again from zero ({} could not be reached)",
-                                              lostState, unreached))));
 }
 
 Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep) {

@@ -1,12 +1,13 @@
 #include "pstrain/ps/client.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <exception>
 #include <thread>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/incarnation.hpp"
-#include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/limits.hpp"
 #include "pstrain/net/retry.hpp"
@@ -270,7 +271,7 @@ void Client::recutAndRejoin(const std::vector<net::Endpoint>& target, float* par
     } catch (const UnreachableError& e) {
       // A ps went away during it: some may serve the new cut and some the old, which connecting
       // again finds and re-cuts.
-      log::logger("worker")->warn("Worker 0: the re-cut did not complete: {}", e.what());
+      observer_.recutIncomplete(e.what());
     }
   }
   rejoin(params);
@@ -609,8 +610,7 @@ void Client::finish(std::uint64_t localSteps) {
       link.channel->send(net::MessageType::kDone, net::encode(net::Done{localSteps}));
       link.channel->receiveExpected(net::MessageType::kStatusReply);
     } catch (const PeerError& e) {
-      log::logger("worker")->info("Worker {}: could not say goodbye to ps {}: {}",
-                                  options_.worker, link.endpoint.toString(), e.what());
+      observer_.goodbyeFailed(link.endpoint, e.what());
     }
   }
   links_.clear();  // a finished worker holds no ps channel
