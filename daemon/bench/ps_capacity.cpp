@@ -141,8 +141,9 @@ int main(int argc, char** argv) {
       meters.push_back(std::make_unique<observe::Meters>(Role::kWorker, i));
       reporters.push_back(
           std::make_unique<app::WorkerReporter>(i, 1, *progress.back(), *meters.back(), events));
-      links.push_back(std::make_unique<ps::Client>(app::clientOptions(settings, i, ps),
-                                                   net::tcpDialer(nullptr), *reporters.back()));
+      links.push_back(std::make_unique<ps::Client>(
+          app::clientOptions(settings, i, ps), net::tcpDialer(nullptr), *reporters.back(),
+          app::recutCoordinator(i, *reporters.back())));
       links.back()->connect();
     }
     std::atomic<bool> stop{false};

@@ -69,6 +69,11 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                            settings.pullEncoding};
 }
 
+std::unique_ptr<ps::RecutCoordinator> recutCoordinator(int index, ps::ClientObserver& observer) {
+  if (index != 0) return nullptr;
+  return std::make_unique<ps::RecutCoordinator>(observer);
+}
+
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index) {
   return worker::TrainerOptions{index,
                                 settings.hiddenUnits,

@@ -248,7 +248,8 @@ void finishChief(const config::Config& settings, model::Model trained,
                           reports.meters, reports.events);
   auto options = clientOptions(settings, placement.index, placement.ps);
   options.currentPs = std::move(psNow);
-  ps::Client client(std::move(options), net::tcpDialer(&reports.meters.traffic), reporter);
+  ps::Client client(std::move(options), net::tcpDialer(&reports.meters.traffic), reporter,
+                    recutCoordinator(placement.index, reporter));
   const auto history =
       historyRecorder(settings, Role::kWorker, placement.index,
                       settings.logDir + "/" + observe::kHistoryFile, client.incarnation());

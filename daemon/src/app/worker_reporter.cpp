@@ -43,6 +43,10 @@ void WorkerReporter::recut(std::uint64_t generation, int fromPs, int toPs,
       event::recut(generation, fromPs, toPs, globalStep, movedState, lostState, unreached));
 }
 
+void WorkerReporter::recutIncomplete(const std::string& reason) {
+  events_.emit(event::recutIncomplete(reason));
+}
+
 void WorkerReporter::waiting(const net::Endpoint& ps, int attempt, const std::string& reason) {
   events_.emit(event::waiting(ps.toString(), attempt, reason));
 }
@@ -59,6 +63,10 @@ void WorkerReporter::answered(int psIndex, std::uint64_t generation, std::uint64
   if (!history_) return;
   history_->record({observe::HistoryKind::kAnswered, observe::historyFlag(applied),
                     std::uint32_t(psIndex), generation, globalStep, 0, pushNumber});
+}
+
+void WorkerReporter::goodbyeFailed(const net::Endpoint& ps, const std::string& reason) {
+  events_.emit(event::goodbyeFailed(index_, ps.toString(), reason));
 }
 
 void WorkerReporter::divided(std::uint32_t rank, std::uint32_t workers,

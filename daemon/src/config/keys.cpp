@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "pstrain/config/value_parsers.hpp"
-#include "pstrain/net/message.hpp"
+#include "pstrain/net/limits.hpp"
 
 namespace pstrain::config {
 namespace {

@@ -56,9 +56,6 @@ std::string workerPeer(std::uint32_t worker) { return "worker " + std::to_string
 namespace event {
 namespace {
 
-constexpr auto kLineInfo = spdlog::level::info;
-constexpr auto kLineWarn = spdlog::level::warn;
-
 // The one field set of a step, a ps's or a worker's.
 Event stepEvent(std::uint64_t globalStep, std::uint64_t localStep, std::uint32_t worker, float loss,
            double staleness) {
@@ -131,18 +128,6 @@ Event workerStep(int worker, std::uint64_t globalStep, std::uint64_t localStep, 
                             localStep, globalStep)));
 }
 
-Event staleness(int ps, std::uint64_t pushes, double mean, double p99) {
-  return std::move(
-      Event("staleness")
-          .integer("pushes", pushes)
-          .number("mean", mean)
-          .number("p99", p99)
-          .line("ps", kLineInfo,
-                fmt::format("PS {}: a push's gradient was {:.2f} global steps old on average "
-                            "(99% within {})",
-                            ps, mean, p99)));
-}
-
 Event accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accuracy,
                double takenAt) {
   Event e("accuracy");
@@ -157,109 +142,6 @@ Event accuracy(std::uint64_t localStep, std::uint64_t globalStep, double accurac
   e.curveValue = accuracy;
   e.curveTime = takenAt;
   return e;
-}
-
-Event averaged(int ps, std::uint64_t globalStep, int averaged, int workers,
-               std::int64_t timeoutMs) {
-  return std::move(
-      Event("averaged")
-          .integer("step", globalStep)
-          .integer("averaged", std::uint64_t(averaged))
-          .integer("workers", std::uint64_t(workers))
-          .integer("timeout_ms", std::uint64_t(timeoutMs))
-          .line("ps", kLineWarn,
-                fmt::format("PS {}: global step {} averaged {} of {} workers' gradients: the "
-                            "others did not come within {} ms",
-                            ps, globalStep, averaged, workers, timeoutMs)));
-}
-
-Event trainingPlan(int worker, std::uint64_t examples, int batch, std::uint64_t trainSteps,
-                   long factoredLayers, size_t layers) {
-  const std::string factored =
-      factoredLayers == 0 ? ""
-                          : fmt::format("; the weight gradients of {} of {} layers go to the ps "
-                                        "as their factors",
-                                        factoredLayers, layers);
-  return std::move(Event("plan")
-                       .integer("examples", examples)
-                       .integer("batch", std::uint64_t(batch))
-                       .integer("train_steps", trainSteps)
-                       .integer("factored_layers", std::uint64_t(factoredLayers))
-                       .line("worker", kLineInfo,
-                             fmt::format("Worker {}: training on {} examples, batch {}, until "
-                                         "global step {}{}",
-                                         worker, examples, batch, trainSteps, factored)));
-}
-
-Event stepCosts(int worker, double computeMs, double communicationMs, double waitingMs,
-                double bytes) {
-  return std::move(Event("step_costs")
-                       .number("compute_ms", computeMs)
-                       .number("communication_ms", communicationMs)
-                       .number("waiting_ms", waitingMs)
-                       .number("bytes", bytes)
-                       .line("worker", kLineInfo,
-                             fmt::format("Worker {}: per step {:.3f} ms computing, {:.3f} ms "
-                                         "communicating, {:.3f} ms waiting for the ps, {:.0f} "
-                                         "bytes exchanged",
-                                         worker, computeMs, communicationMs, waitingMs, bytes)));
-}
-
-Event divided(int worker, std::uint32_t rank, std::uint32_t workers, std::uint64_t first,
-              std::uint64_t end, std::uint64_t total) {
-  return std::move(
-      Event("divided")
-          .integer("rank", rank)
-          .integer("workers", workers)
-          .integer("first", first)
-          .integer("end", end)
-          .integer("total", total)
-          .line("worker", kLineInfo,
-                fmt::format("Worker {}: training on examples [{}, {}) of {}: part {} of {}, one "
-                            "for each worker connected",
-                            worker, first, end, total, rank, workers)));
-}
-
-Event workerConnected(int ps, std::uint32_t worker, const std::string& address,
-                      std::uint64_t globalStep) {
-  return std::move(Event("connected")
-                       .text("peer", workerPeer(worker))
-                       .text("address", address)
-                       .integer("step", globalStep)
-                       .line("ps", kLineInfo,
-                             fmt::format("PS {}: worker {} connected from {} (global step {})", ps,
-                                         worker, address, globalStep)));
-}
-
-Event psConnected(int worker, const std::string& endpoint, std::uint64_t offset,
-                  std::uint64_t count, std::uint64_t globalStep) {
-  return std::move(
-      Event("connected")
-          .text("peer", psPeer(endpoint))
-          .integer("offset", offset)
-          .integer("count", count)
-          .integer("step", globalStep)
-          .line("worker", kLineInfo,
-                fmt::format("Worker {}: connected to ps {} (parameters [{}, {}), global step {})",
-                            worker, endpoint, offset, offset + count, globalStep)));
-}
-
-Event lost(int worker, const std::string& endpoint, const std::string& reason) {
-  return std::move(Event("lost")
-                       .text("peer", psPeer(endpoint))
-                       .text("reason", reason)
-                       .line("worker", kLineWarn,
-                             fmt::format("Worker {}: lost ps {} ({}); reconnecting", worker,
-                                         endpoint, reason)));
-}
-
-Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalStep) {
-  return std::move(Event("reconnected")
-                       .text("peer", psPeer(endpoint))
-                       .integer("step", globalStep)
-                       .line("worker", kLineInfo,
-                             fmt::format("Worker {}: reconnected to ps {} at global step {}",
-                                         worker, endpoint, globalStep)));
 }
 
 namespace {
@@ -284,131 +166,6 @@ Event waiting(const std::string& endpoint, int attempt, const std::string& reaso
 
 Event apiWaiting(const std::string& endpoint, int attempt, const std::string& reason) {
   return waitingFor("kubernetes " + endpoint, "cluster", endpoint, attempt, reason);
-}
-
-Event rejected(const std::string& address, const std::string& reason) {
-  return std::move(
-      Event("rejected")
-          .text("address", address)
-          .text("reason", reason)
-          .line("ps", kLineWarn, fmt::format("closing connection from {}: {}", address, reason)));
-}
-
-Event sessionEnded(const std::string& peer, const std::string& reason, bool failed) {
-  return std::move(Event("session_ended")
-                       .text("peer", peer)
-                       .text("reason", reason)
-                       .flag("failed", failed)
-                       .line("ps", failed ? kLineWarn : kLineInfo,
-                             fmt::format("connection from {} {}: {}", peer,
-                                         failed ? "failed" : "ended", reason)));
-}
-
-Event listenerFailed(const std::string& what) {
-  return std::move(Event("listener_failed").text("what", what).line("ps", kLineWarn, what));
-}
-
-Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps) {
-  return std::move(Event("finished")
-                       .text("peer", workerPeer(worker))
-                       .integer("local_steps", localSteps)
-                       .line("ps", kLineInfo,
-                             fmt::format("PS {}: worker {} finished after {} local steps", ps,
-                                         worker, localSteps)));
-}
-
-Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path) {
-  return std::move(Event("checkpoint")
-                       .integer("step", globalStep)
-                       .text("path", path)
-                       .line("ps", kLineInfo,
-                             fmt::format("PS {}: checkpoint at global step {} in {}", ps,
-                                         globalStep, path)));
-}
-
-Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed) {
-  return std::move(
-      Event("restored")
-          .integer("step", globalStep)
-          .text("path", path)
-          .flag("completed", completed)
-          .line("ps", kLineInfo,
-                fmt::format("PS {}: restored {} at global step {}{}", ps, path, globalStep,
-                            completed ? ": the run has completed, training stays done" : "")));
-}
-
-Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker) {
-  return std::move(
-      Event("recovered")
-          .integer("step", globalStep)
-          .text("peer", workerPeer(worker))
-          .line("ps", kLineWarn,
-                fmt::format("PS {}: no checkpoint, but {} held this shard at global step {}: "
-                            "training goes on from its copy (Adam's moments start again from "
-                            "zero)",
-                            ps, workerPeer(worker), globalStep)));
-}
-
-Event cutFrozen(int ps, std::uint64_t generation, std::uint64_t globalStep) {
-  return std::move(Event("cut_frozen")
-                       .integer("generation", generation)
-                       .integer("step", globalStep)
-                       .line("ps", kLineInfo,
-                             fmt::format("PS {}: applies no more pushes at global step {}: "
-                                         "worker 0 re-cuts the ps (generation {})",
-                                         ps, globalStep, generation)));
-}
-
-Event cutServed(int ps, std::uint64_t generation, int psCount, int index, std::uint64_t offset,
-                std::uint64_t count, std::uint64_t globalStep) {
-  return std::move(
-      Event("cut")
-          .integer("generation", generation)
-          .integer("ps_count", std::uint64_t(psCount))
-          .integer("cut_index", std::uint64_t(index))
-          .integer("offset", offset)
-          .integer("count", count)
-          .integer("step", globalStep)
-          .line("ps", kLineInfo,
-                count == 0 ? fmt::format("PS {}: out of the run since its re-cut to {} ps "
-                                         "(generation {})",
-                                         ps, psCount, generation)
-                           : fmt::format("PS {}: serves parameters [{}, {}) as ps {} of {} "
-                                         "(generation {}) from global step {}",
-                                         ps, offset, offset + count, index, psCount, generation,
-                                         globalStep)));
-}
-
-Event cutThawed(int ps, std::uint64_t generation, std::uint64_t globalStep) {
-  return std::move(Event("cut_thawed")
-                       .integer("generation", generation)
-                       .integer("step", globalStep)
-                       .line("ps", kLineWarn,
-                             fmt::format("PS {}: the re-cut did not come: serves generation {} "
-                                         "again from global step {}",
-                                         ps, generation, globalStep)));
-}
-
-Event recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
-            std::uint64_t movedState, std::uint64_t lostState, const std::string& unreached) {
-  return std::move(
-      Event("recut")
-          .integer("generation", generation)
-          .integer("from_ps", std::uint64_t(fromPs))
-          .integer("to_ps", std::uint64_t(toPs))
-          .integer("step", globalStep)
-          .integer("moved_state", movedState)
-          .integer("lost_state", lostState)
-          .text("unreached", unreached)
-          .line("worker", lostState == 0 ? kLineInfo : kLineWarn,
-                fmt::format("Worker 0: re-cut the parameters from {} to {} ps (generation {}) at "
-                            "global step {}{}",
-                            fromPs, toPs, generation, globalStep,
-                            lostState == 0
-                                ? std::string(": the optimizer state moved with its parameters")
-                                : fmt::format(": the optimizer state of {} parameters starts "
-                                              "again from zero ({} could not be reached)",
-                                              lostState, unreached))));
 }
 
 Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep) {

@@ -1,303 +1,58 @@
 #include "pstrain/ps/client.hpp"
 
 #include <algorithm>
-#include <exception>
 #include <thread>
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/incarnation.hpp"
-#include "pstrain/common/log.hpp"
-#include "pstrain/net/handshake.hpp"
-#include "pstrain/net/retry.hpp"
-#include "pstrain/ps/cut_assembly.hpp"
 
 namespace pstrain::ps {
 
-Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer)
-    : options_(std::move(options)),
-      dial_(std::move(dial)),
+Client::Client(ClientOptions options, net::Dialer dial, ClientObserver& observer,
+               std::unique_ptr<RecutCoordinator> coordinator)
+    // Worker 0's links also receive the ps's slices with their optimizer state, to re-cut them.
+    : links_(std::move(options), std::move(dial), observer, coordinator != nullptr),
+      options_(links_.options()),
       observer_(observer),
+      coordinator_(std::move(coordinator)),
       incarnation_(drawIncarnation()),
-      unsent_(options_.pushEncoding == net::WireEncoding::kFp32 ? 0
-                                                                : options_.layout.parameterCount()) {}
+      unsent_(options_.pushEncoding == net::WireEncoding::kFp32
+                  ? 0
+                  : options_.layout.parameterCount()) {}
 
-namespace {
-
-// The ps the settings name changed while a ps was waited for.
-struct SettingsChanged : std::exception {
-  const char* what() const noexcept override { return "the settings name other ps now"; }
-};
-
-bool sameSlice(const net::Welcome& a, const net::Welcome& b) {
-  return a.generation == b.generation && a.psCount == b.psCount && a.offset == b.offset &&
-         a.count == b.count;
+PsLinks::Recut Client::recutter(float* params) {
+  if (!coordinator_) return {};  // worker 0 re-cuts; this client waits for its cut
+  return [this, params](const std::vector<net::Endpoint>& target) { return recut(target, params); };
 }
 
-// How long worker 0 tries to reach a ps that leaves the cut, for its slice and optimizer state:
-// a pod scaled away may be gone already; its parameters are in worker 0's copy.
-constexpr double kLeavingPsSeconds = 5;
-
-}  // namespace
-
-Client::Link Client::open(const net::Endpoint& endpoint, double timeoutSeconds,
-                          const std::function<void(Link&)>& then,
-                          const std::vector<net::Endpoint>* watched, std::uint64_t knownStep) {
-  const auto parameters = options_.layout.parameterCount();
-  // Worker 0 receives the ps's slices with their optimizer state when it re-cuts them.
-  const auto maxPayload =
-      options_.worker == 0
-          ? std::uint32_t(net::fixedFieldsSize(net::MessageType::kSliceState) +
-                          parameters * (1 + net::kMaxMoments) * sizeof(float))
-          : std::uint32_t(net::fixedFieldsSize(net::MessageType::kParams) +
-                          parameters * sizeof(float));
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(timeoutSeconds));
-  Link link;
-  net::retryUntil(endpoint, deadline, [&] {
-    // A ps the settings no longer name may never come back: the cut is followed instead.
-    if (watched && options_.currentPs && currentPs() != *watched) throw SettingsChanged();
-    auto channel = dial_(endpoint, maxPayload);
-    // The welcome may wait for the chief to arrive: as long as any peer may take to appear.
-    channel->setReceiveTimeout(options_.peerTimeoutSeconds);
-    auto welcome = net::introduce(
-        *channel,
-        net::Hello{Role::kWorker, options_.worker, parameters, options_.runId, knownStep, {},
-                   options_.pushEncoding, options_.pullEncoding},
-        options_.authKey);
-    if (welcome.offset + welcome.count > parameters) {
-      throw ProtocolError("ps " + endpoint.toString() + " serves parameters beyond the model");
-    }
-    channel->setReceiveTimeout(options_.idleTimeoutSeconds);
-    Link made;
-    made.endpoint = endpoint;
-    made.channel = std::move(channel);
-    made.shard = welcome;
-    made.globalStep = welcome.globalStep;
-    if (then) then(made);
-    link = std::move(made);
-  }, [&](int attempt, const std::string& failure) {
-    observer_.waiting(endpoint, attempt, failure);
-  });
-  return link;
-}
-
-std::optional<std::vector<Client::Link>> Client::openCut(
-    const std::vector<net::Endpoint>& endpoints, bool& oneCut) {
-  std::vector<Link> links;
-  for (const auto& endpoint : endpoints) {
-    links.push_back(open(endpoint, options_.peerTimeoutSeconds, {}, &endpoints));
-  }
-  const auto& first = links.front().shard;
-  // A ps out of the cut serves no parameters (count 0). A cut older than the one this worker
-  // served is not the run's: a ps restarted without its checkpoint serves the configured cut,
-  // from step 0, and worker 0 re-cuts it from its copy.
-  oneCut = first.generation >= generation_ &&
-           std::all_of(links.begin(), links.end(), [&](const Link& link) {
-             return link.shard.generation == first.generation &&
-                    link.shard.psCount == links.size() && link.shard.count > 0;
-           });
-  size_t covered = 0;
-  for (const auto& link : links) {
-    // The shards tile the parameter vector in ps order; a name that led to another ps of the
-    // cut (a stale DNS answer, a reused pod address) sorts itself out as the records catch up.
-    if (link.shard.offset != covered) return std::nullopt;
-    covered += link.shard.count;
-  }
-  if (!oneCut || covered != options_.layout.parameterCount()) return std::nullopt;
-  return links;
-}
-
-void Client::connectCut(float* params) {
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(options_.peerTimeoutSeconds));
-  std::chrono::milliseconds pause{50};
-  for (int attempt = 1;; ++attempt) {
-    const auto endpoints = currentPs();
-    bool oneCut = false;
-    std::optional<std::vector<Link>> links;
-    try {
-      links = openCut(endpoints, oneCut);
-    } catch (const SettingsChanged&) {
-      continue;
-    }
-    if (links) {
-      links_ = std::move(*links);
-      generation_ = links_.front().shard.generation;
-      served_ = endpoints;
-      return;
-    }
-    if (options_.worker == 0 && !oneCut) {
-      try {
-        recut(endpoints, params);
-        continue;
-      } catch (const UnreachableError&) {
-        if (std::chrono::steady_clock::now() >= deadline) throw;
-      }
-    }
-    const std::string why = oneCut ? "the ps serve slices that do not tile the parameters yet"
-                                   : "the ps serve different cuts of the parameters: worker 0 "
-                                     "re-cuts them";
-    if (std::chrono::steady_clock::now() >= deadline) {
-      throw UnreachableError(why + fmt::format(" (waited {:g} s)", options_.peerTimeoutSeconds));
-    }
-    if (attempt == 1 || attempt % 10 == 0) observer_.waiting(endpoints.front(), attempt, why);
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(1000));
-  }
-}
-
-std::vector<net::Endpoint> Client::currentPs() const {
-  return options_.currentPs ? options_.currentPs() : options_.ps;
-}
-
-std::vector<net::Endpoint> Client::endpoints() const {
-  std::vector<net::Endpoint> endpoints;
-  for (const auto& link : links_) endpoints.push_back(link.endpoint);
-  return endpoints;
-}
-
-void Client::recut(const std::vector<net::Endpoint>& target, float* params) {
+RecutResult Client::recut(const std::vector<net::Endpoint>& target, float* params) {
   drain(params);
-  // Our copy is of the last answers: as of the lowest step they said.
-  const auto copyStep = this->copyStep();
-  // Every ps of the cut served now and of the target gives its slice.
-  std::vector<Link> frozen;
-  std::vector<bool> inTarget;
-  std::string unreached;
-  auto take = [&](Link link, bool targeted) {
-    frozen.push_back(std::move(link));
-    inTarget.push_back(targeted);
-  };
-  auto targeted = [&](const net::Endpoint& endpoint) {
-    return std::find(target.begin(), target.end(), endpoint) != target.end();
-  };
-  auto taken = [&](const net::Endpoint& endpoint) {
-    return std::any_of(frozen.begin(), frozen.end(),
-                       [&](const Link& link) { return link.endpoint == endpoint; });
-  };
-  // Lost or not connected now, and leaving the cut: a pod scaled away may be gone already.
-  std::vector<net::Endpoint> leaving;
-  auto leaves = [&](const net::Endpoint& endpoint) {
-    if (!targeted(endpoint) && !taken(endpoint) &&
-        std::find(leaving.begin(), leaving.end(), endpoint) == leaving.end()) {
-      leaving.push_back(endpoint);
-    }
-  };
-  for (auto& link : links_) {
-    if (link.failure.empty() && !link.recut) {
-      take(std::move(link), targeted(link.endpoint));
-    } else {
-      leaves(link.endpoint);
-    }
-  }
-  // No link holds a ps of the cut served last where this re-cut follows another one at once
-  // (the settings changed again meanwhile) or a connection that found the ps serving different
-  // cuts: those leaving give their slices and optimizer state all the same.
-  for (const auto& endpoint : served_) leaves(endpoint);
-  for (const auto& endpoint : leaving) {
-    try {
-      take(open(endpoint, kLeavingPsSeconds), false);
-    } catch (const UnreachableError&) {
-      unreached += (unreached.empty() ? "" : ", ") + endpoint.toString();
-    }
-  }
-  links_.clear();
-  for (const auto& endpoint : target) {
-    if (!taken(endpoint)) take(open(endpoint, options_.peerTimeoutSeconds), true);
-  }
-  std::uint64_t generation = 0;
-  for (const auto& link : frozen) generation = std::max(generation, link.shard.generation);
-  generation = std::max(generation, generation_) + 1;
-  CutAssembly assembly(params, options_.layout.parameterCount(), generation_, copyStep);
-  for (size_t i = 0; i < frozen.size(); ++i) {
-    auto& link = frozen[i];
-    try {
-      link.channel->send(net::MessageType::kCutFreeze, net::encode(net::CutFreeze{generation}));
-      const auto& frame = link.channel->receive();
-      if (frame.type != net::MessageType::kSliceState) {
-        throw ProtocolError("expected slice-state but received " + net::messageName(frame.type));
-      }
-      const auto state = net::decodeSliceState(frame.fields, options_.layout.parameterCount());
-      std::vector<float> values(state.count * (1 + state.moments));
-      link.channel->receiveValues(values.data(), values.size());
-      assembly.add(state, values);
-    } catch (const UnreachableError& e) {
-      if (inTarget[i]) throw;  // no cut without it: the frozen ps thaw, and it is tried again
-      unreached += (unreached.empty() ? "" : ", ") + link.endpoint.toString();
-    }
-  }
-  const int toPs = int(target.size());
-  for (size_t i = 0; i < frozen.size(); ++i) {
-    auto& link = frozen[i];
-    const auto index = std::find(target.begin(), target.end(), link.endpoint) - target.begin();
-    std::vector<float> values;
-    auto state = inTarget[i]
-                     ? assembly.slice(generation, toPs, int(index),
-                                      shardRange(options_.layout.parameterCount(), toPs,
-                                                 int(index)),
-                                      values)
-                     : assembly.slice(generation, toPs, 0, {0, 0}, values);
-    try {
-      link.channel->send(net::MessageType::kSliceState, net::encode(state), values.data(),
-                         values.size());
-      link.channel->receiveExpected(net::MessageType::kStatusReply);
-    } catch (const UnreachableError&) {
-      if (inTarget[i]) throw;
-    }
-  }
-  served_ = target;
-  observer_.recut(generation, assembly.fromPs(), toPs, assembly.globalStep(), assembly.movedState(),
-                  assembly.lostState(), unreached);
+  return coordinator_->recut(links_, target, params);
 }
 
 void Client::followSettings(float* params) {
-  if (options_.worker != 0 || !options_.currentPs) return;
-  const auto now = std::chrono::steady_clock::now();
-  if (now < nextSettingsRead_) return;
-  nextSettingsRead_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                                std::chrono::duration<double>(options_.settingsEverySeconds));
-  const auto target = currentPs();
-  if (target == endpoints()) return;
-  recutAndRejoin(target, params);
+  if (!coordinator_) return;
+  if (auto target = coordinator_->changedSettings(links_)) recutAndRejoin(*target, params);
 }
 
 void Client::recutAndRejoin(const std::vector<net::Endpoint>& target, float* params) {
-  if (options_.worker == 0) {
-    try {
-      recut(target, params);
-    } catch (const UnreachableError& e) {
-      // A ps went away during it: some may serve the new cut and some the old, which connecting
-      // again finds and re-cuts.
-      log::logger("worker")->warn("Worker 0: the re-cut did not complete: {}", e.what());
-    }
+  if (coordinator_) {
+    // A ps went away during it: some may serve the new cut and some the old, which connecting
+    // again finds and re-cuts.
+    const auto result = recut(target, params);
+    if (!result.complete) observer_.recutIncomplete(result.failure);
   }
   rejoin(params);
 }
 
-std::uint64_t Client::copyStep() const {
-  if (links_.empty()) return copyStep_;
-  std::uint64_t lowest = UINT64_MAX;
-  for (const auto& link : links_) lowest = std::min(lowest, link.globalStep);
-  return lowest;
-}
-
 void Client::rejoin(float* params) {
-  copyStep_ = copyStep();
-  links_.clear();
-  connectCut(params);
-  for (const auto& link : links_) observer_.reconnected(link.endpoint, link.shard, link.globalStep);
-  for (auto& link : links_) {
-    link.channel->send(net::MessageType::kPull);
-    Exchange ignored;
-    receiveParams(link, params, ignored);
-  }
+  links_.rejoin(recutter(params));
+  for (auto& link : links_) pullNow(link, params);
 }
 
 void Client::connect() {
   std::vector<float> none(options_.layout.parameterCount());
-  connectCut(none.data());
+  links_.connectCut(recutter(none.data()));
   for (const auto& link : links_) observer_.connected(link.endpoint, link.shard);
   awaitRecoveredShards();
 }
@@ -318,14 +73,13 @@ void Client::awaitRecoveredShards() {
       if (attempt == 2 || attempt % 10 == 0) {
         observer_.waiting(link.endpoint, attempt,
                           "it is at global step 0 while the run is at " +
-                              std::to_string(furthest) + ": waiting for a worker's copy of its shard");
+                              std::to_string(furthest) +
+                              ": waiting for a worker's copy of its shard");
       }
       std::this_thread::sleep_for(pause);
       pause = std::clamp(pause * 2, kShardRecoveryPoll / 16, kShardRecoveryPoll);
       try {
-        link.channel->send(net::MessageType::kPull);
-        Exchange ignored;
-        receiveParams(link, scratch.data(), ignored);
+        pullNow(link, scratch.data());
       } catch (const UnreachableError& e) {
         link.failure = e.what();  // gone again: the first exchange reconnects it
         break;
@@ -334,73 +88,22 @@ void Client::awaitRecoveredShards() {
   }
 }
 
-void Client::reconnect(Link& link, float* params, const std::vector<net::Endpoint>& known) {
-  const auto step = link.globalStep;
-  const auto endpoint = link.endpoint;
-  // The pull belongs to the attempt: a ps that goes away again before it has answered is
-  // waited for once more, within the same deadline.
-  const auto shard = link.shard;
-  link = open(endpoint, options_.peerTimeoutSeconds, [&](Link& made) {
-    // Serving another cut (a re-cut meanwhile, or the configured one where it lost its
-    // checkpoint after a re-cut): its parameters are not of our slices, and our copy stays as of
-    // `step` for the client to rejoin the cut with, worker 0 re-cutting it if need be.
-    if (made.shard.generation != shard.generation) {
-      made.globalStep = step;
-      return;
-    }
-    // Back at step 0 where we knew it further on, serving the same slice: it lost its
-    // checkpoint. Our copy of its shard is its parameters as of the last answer we had (or of
-    // one cut short, read partly); the ps adopts the first copy it is given, if it has applied
-    // nothing yet.
-    if (made.globalStep == 0 && step > 0 && sameSlice(made.shard, shard)) {
-      made.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{step}),
-                         params + made.shard.offset, made.shard.count);
-    }
-    // It may have gone back to its last checkpoint: its parameters replace ours.
-    made.channel->send(net::MessageType::kPull);
-    Exchange ignored;
-    receiveParams(made, params, ignored);
-  }, &known, step);
+void Client::pullNow(PsLink& link, float* params) {
+  link.channel->send(net::MessageType::kPull);
+  Exchange ignored;
+  receiveParams(link, params, ignored);
 }
 
 void Client::reconnectLost(float* params) {
-  std::vector<Link*> lost;
-  for (auto& link : links_) {
-    if (link.failure.empty()) continue;
-    observer_.lost(link.endpoint, link.failure);
-    lost.push_back(&link);
+  const auto reconnected =
+      links_.reconnectLost(params, [&](PsLink& made) { pullNow(made, params); });
+  // The lost ps left the settings (scaled away): the cut follows them.
+  if (reconnected == PsLinks::Reconnected::kSettingsChanged) {
+    recutAndRejoin(links_.currentPs(), params);
   }
-  // All at once, each into its own slice of `params`: a ps that stays away holds up none of
-  // the others.
-  const auto known = endpoints();
-  std::vector<std::exception_ptr> errors(lost.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < lost.size(); ++i) {
-    threads.emplace_back([&, i] {
-      try {
-        reconnect(*lost[i], params, known);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  bool settingsChanged = false;
-  for (const auto& error : errors) {
-    try {
-      if (error) std::rethrow_exception(error);
-    } catch (const SettingsChanged&) {
-      settingsChanged = true;
-    }
-  }
-  if (settingsChanged) {  // the lost ps left the settings (scaled away): the cut follows them
-    recutAndRejoin(currentPs(), params);
-    return;
-  }
-  for (const auto* link : lost) observer_.reconnected(link->endpoint, link->shard, link->globalStep);
 }
 
-void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
+void Client::receiveParams(PsLink& link, float* params, Exchange& exchange) {
   const auto& frame = link.channel->receive();
   if (frame.type == net::MessageType::kRecut) {
     net::decodeRecut(frame.fields);
@@ -413,23 +116,24 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
   auto answer = net::decodeParams(frame.fields);
   float* slice = params + link.shard.offset;
   const auto count = size_t(link.shard.count);
+  auto& copy = link.requests.copy;
   if (answer.encoding == net::WireEncoding::kFp32) {
     link.channel->receiveValues(slice, count);
-    if (options_.pullEncoding != net::WireEncoding::kFp32) link.copy.assign(slice, slice + count);
+    if (options_.pullEncoding != net::WireEncoding::kFp32) copy.assign(slice, slice + count);
   } else {
-    if (answer.encoding != options_.pullEncoding || link.copy.size() != count) {
+    if (answer.encoding != options_.pullEncoding || copy.size() != count) {
       throw ProtocolError("ps " + link.endpoint.toString() + " answered a " +
                           net::encodingName(answer.encoding) + " change to parameters " +
-                          (link.copy.size() != count ? "it never sent this worker"
-                                                     : "this worker pulls in " +
-                                                           net::encodingName(options_.pullEncoding)));
+                          (copy.size() != count ? "it never sent this worker"
+                                                : "this worker pulls in " +
+                                                      net::encodingName(options_.pullEncoding)));
     }
-    link.answerWords.resize(net::encodedWords(answer.encoding, count));
+    auto& words = link.requests.answerWords;
+    words.resize(net::encodedWords(answer.encoding, count));
     // The channel receives 32-bit words; they are floats only in fp32.
-    link.channel->receiveValues(reinterpret_cast<float*>(link.answerWords.data()),
-                                link.answerWords.size());
-    net::decodeValues(answer.encoding, link.answerWords.data(), count, link.copy.data(), true);
-    std::copy(link.copy.begin(), link.copy.end(), slice);
+    link.channel->receiveValues(reinterpret_cast<float*>(words.data()), words.size());
+    net::decodeValues(answer.encoding, words.data(), count, copy.data(), true);
+    std::copy(copy.begin(), copy.end(), slice);
   }
   link.globalStep = answer.globalStep;
   link.done = answer.done;
@@ -442,14 +146,12 @@ void Client::receiveParams(Link& link, float* params, Exchange& exchange) {
   exchange.serviceSeconds = std::max(exchange.serviceSeconds, answer.serviceMicros * 1e-6);
 }
 
-void Client::postPull() {
-  for (auto& link : links_) {
-    try {
-      link.channel->send(net::MessageType::kPull);
-      link.awaited.push_back(0);
-    } catch (const UnreachableError& e) {
-      link.failure = e.what();
-    }
+void Client::postPull(PsLink& link) {
+  try {
+    link.channel->send(net::MessageType::kPull);
+    link.requests.awaited.push_back(0);
+  } catch (const UnreachableError& e) {
+    link.failure = e.what();
   }
 }
 
@@ -457,46 +159,49 @@ void Client::postPush(net::Push push, const Gradient& gradient) {
   // Requests go out to every ps first, so the ps work and the transfers overlap.
   for (auto& link : links_) {
     if (link.done) continue;  // a finished ps applies nothing more
+    auto& requests = link.requests;
     try {
-      if (!link.encoding || link.encoding->batch() != gradient.batch) {
-        link.encoding.emplace(options_.layout, ShardRange{link.shard.offset, link.shard.count},
-                              gradient.batch);
-        link.values.resize(link.encoding->dense() ? 0 : link.encoding->valueCount());
+      if (!requests.encoding || requests.encoding->batch() != gradient.batch) {
+        requests.encoding.emplace(options_.layout,
+                                  ShardRange{link.shard.offset, link.shard.count}, gradient.batch);
+        requests.values.resize(requests.encoding->dense() ? 0 : requests.encoding->valueCount());
       }
       const float* values = gradient.dense + link.shard.offset;
-      size_t valueCount = link.encoding->valueCount();
+      size_t valueCount = requests.encoding->valueCount();
       if (options_.pushEncoding != net::WireEncoding::kFp32) {
         values = encodePush(link, gradient, valueCount);
         push.encoding = options_.pushEncoding;
-      } else if (!link.encoding->dense()) {
-        link.encoding->encode(gradient, link.values.data());
-        values = link.values.data();
+      } else if (!requests.encoding->dense()) {
+        requests.encoding->encode(gradient, requests.values.data());
+        values = requests.values.data();
       }
-      push.lag = std::uint32_t(link.awaited.size());
+      push.lag = std::uint32_t(requests.awaited.size());
       link.channel->send(net::MessageType::kPush, net::encode(push), values, valueCount);
-      link.awaited.push_back(push.pushNumber);
+      requests.awaited.push_back(push.pushNumber);
     } catch (const UnreachableError& e) {
       link.failure = e.what();
     }
   }
 }
 
-const float* Client::encodePush(Link& link, const Gradient& gradient, size_t& words) {
+const float* Client::encodePush(PsLink& link, const Gradient& gradient, size_t& words) {
   if (gradient.batch != 0) {
-    throw ConfigError("gradient factors cannot be pushed " + net::encodingName(options_.pushEncoding));
+    throw ConfigError("gradient factors cannot be pushed " +
+                      net::encodingName(options_.pushEncoding));
   }
   const auto count = size_t(link.shard.count);
-  link.pushWords.resize(net::encodedWords(options_.pushEncoding, count));
+  auto& pushWords = link.requests.pushWords;
+  pushWords.resize(net::encodedWords(options_.pushEncoding, count));
   net::encodeValues(options_.pushEncoding, unsent_.data() + link.shard.offset,
-                    gradient.dense + link.shard.offset, count, link.pushWords.data());
-  words = link.pushWords.size();
+                    gradient.dense + link.shard.offset, count, pushWords.data());
+  words = pushWords.size();
   // The channel sends 32-bit words; they are floats only in fp32.
-  return reinterpret_cast<const float*>(link.pushWords.data());
+  return reinterpret_cast<const float*>(pushWords.data());
 }
 
 int Client::inFlight() const {
   int most = 0;
-  for (const auto& link : links_) most = std::max(most, int(link.awaited.size()));
+  for (const auto& link : links_) most = std::max(most, int(link.requests.awaited.size()));
   return most;
 }
 
@@ -504,54 +209,54 @@ void Client::settle(float* params) {
   while (inFlight() > 0) receiveAnswers(params);
 }
 
+void Client::receiveAnswer(size_t index, std::uint64_t pushNumber, float* params,
+                           Exchange& exchange) {
+  auto& link = links_[index];
+  try {
+    receiveParams(link, params, exchange);
+    if (!link.recut) {
+      observer_.answered(int(index), link.shard.generation, pushNumber, link.applied,
+                         link.globalStep);
+    }
+  } catch (const UnreachableError& e) {
+    link.failure = e.what();  // a ps that refuses or speaks nonsense is not cured by reconnecting
+  }
+}
+
 void Client::drain(float* params) {
   Exchange ignored;
   for (size_t i = 0; i < links_.size(); ++i) {
     auto& link = links_[i];
-    for (; !link.awaited.empty() && link.failure.empty() && !link.recut; link.awaited.pop_front()) {
-      try {
-        receiveParams(link, params, ignored);
-        if (!link.recut) {
-          observer_.answered(int(i), link.shard.generation, link.awaited.front(), link.applied,
-                             link.globalStep);
-        }
-      } catch (const UnreachableError& e) {
-        link.failure = e.what();
-      }
+    auto& awaited = link.requests.awaited;
+    for (; !awaited.empty() && link.failure.empty() && !link.recut; awaited.pop_front()) {
+      receiveAnswer(i, awaited.front(), params, ignored);
     }
-    link.awaited.clear();
+    awaited.clear();
   }
 }
 
 Client::Exchange Client::receiveAnswers(float* params) {
   Exchange exchange;
   for (size_t i = 0; i < links_.size(); ++i) {
-    auto& link = links_[i];
-    if (link.awaited.empty()) continue;
-    const auto pushNumber = link.awaited.front();
-    link.awaited.pop_front();
-    try {
-      receiveParams(link, params, exchange);
-      if (!link.recut) {
-        observer_.answered(int(i), link.shard.generation, pushNumber, link.applied,
-                           link.globalStep);
-      }
-    } catch (const UnreachableError& e) {
-      link.failure = e.what();  // a ps that refuses or speaks nonsense is not cured by reconnecting
-    }
+    auto& awaited = links_[i].requests.awaited;
+    if (awaited.empty()) continue;
+    const auto pushNumber = awaited.front();
+    awaited.pop_front();
+    receiveAnswer(i, pushNumber, params, exchange);
   }
-  const bool recut = std::any_of(links_.begin(), links_.end(), [&](const Link& link) {
-    return link.recut;
-  });
+  const bool recut = std::any_of(links_.begin(), links_.end(),
+                                 [](const PsLink& link) { return link.recut; });
   if (!recut) reconnectLost(params);
   // Re-cut meanwhile (or while a lost ps was away): the parameters are all cut anew.
-  if (recut || std::any_of(links_.begin(), links_.end(), [&](const Link& link) {
-        return link.shard.generation != generation_;
+  if (recut || std::any_of(links_.begin(), links_.end(), [&](const PsLink& link) {
+        return link.shard.generation != links_.generation();
       })) {
     rejoin(params);
   }
   exchange.globalStep = UINT64_MAX;
-  for (const auto& link : links_) exchange.globalStep = std::min(exchange.globalStep, link.globalStep);
+  for (const auto& link : links_) {
+    exchange.globalStep = std::min(exchange.globalStep, link.globalStep);
+  }
   return exchange;
 }
 
@@ -560,13 +265,7 @@ Client::Exchange Client::collect(float* params) {
   // Answers still in flight bring fresher parameters than a pull sent behind them would.
   if (!exchange.held || inFlight() > 0) return exchange;
   for (auto& link : links_) {
-    if (link.held || link.done) continue;
-    try {
-      link.channel->send(net::MessageType::kPull);
-      link.awaited.push_back(0);
-    } catch (const UnreachableError& e) {
-      link.failure = e.what();
-    }
+    if (!link.held && !link.done) postPull(link);
   }
   const auto fresh = receiveAnswers(params);
   exchange.globalStep = fresh.globalStep;
@@ -576,7 +275,7 @@ Client::Exchange Client::collect(float* params) {
 
 Client::Exchange Client::pull(float* params) {
   settle(params);
-  postPull();
+  for (auto& link : links_) postPull(link);
   return collect(params);
 }
 
@@ -586,18 +285,20 @@ Client::Exchange Client::pushPull(const Gradient& gradient, float* params,
   std::uint64_t basedOn = links_.empty() ? 0 : UINT64_MAX;
   for (const auto& link : links_) basedOn = std::min(basedOn, link.globalStep);
   ++pushes_;
-  observer_.pushSent(generation_, pushes_, localStep, basedOn);
+  observer_.pushSent(links_.generation(), pushes_, localStep, basedOn);
   postPush(net::Push{localStep, loss, std::uint32_t(gradient.batch), 0, incarnation_, pushes_},
            gradient);
   const bool failed = std::any_of(links_.begin(), links_.end(),
-                                  [](const Link& link) { return !link.failure.empty(); });
+                                  [](const PsLink& link) { return !link.failure.empty(); });
   if (!failed && inFlight() < options_.pushesInFlight) return Exchange{false, 0, 0, false, false};
   return collect(params);  // which reconnects a ps the push did not reach
 }
 
 bool Client::done() const {
-  return std::all_of(links_.begin(), links_.end(), [](const Link& link) { return link.done; });
+  return std::all_of(links_.begin(), links_.end(), [](const PsLink& link) { return link.done; });
 }
+
+std::vector<net::Endpoint> Client::endpoints() const { return links_.endpoints(); }
 
 void Client::finish(std::uint64_t localSteps) {
   if (inFlight() > 0) {
@@ -609,11 +310,10 @@ void Client::finish(std::uint64_t localSteps) {
       link.channel->send(net::MessageType::kDone, net::encode(net::Done{localSteps}));
       link.channel->receiveExpected(net::MessageType::kStatusReply);
     } catch (const PeerError& e) {
-      log::logger("worker")->info("Worker {}: could not say goodbye to ps {}: {}",
-                                  options_.worker, link.endpoint.toString(), e.what());
+      observer_.goodbyeFailed(link.endpoint, e.what());
     }
   }
-  links_.clear();  // a finished worker holds no ps channel
+  links_.close();  // a finished worker holds no ps channel
 }
 
 }  // namespace pstrain::ps

@@ -1,10 +1,9 @@
 #include "pstrain/ps/server.hpp"
 
-#include <algorithm>
-
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
+#include "pstrain/net/limits.hpp"
 #include "pstrain/ps/worker_session.hpp"
 
 namespace pstrain::ps {
@@ -68,11 +67,9 @@ std::shared_ptr<ServedCut> Server::current() const {
 }
 
 std::uint32_t Server::maxPayload() const {
-  const auto fixed = std::max({net::fixedFieldsSize(net::MessageType::kPush),
-                               net::fixedFieldsSize(net::MessageType::kShardCopy),
-                               net::fixedFieldsSize(net::MessageType::kSliceState)});
-  return std::uint32_t(fixed + options_.layout.parameterCount() * (1 + net::kMaxMoments) *
-                                   sizeof(float));
+  return net::maxFrameBytes(
+      {net::MessageType::kPush, net::MessageType::kShardCopy, net::MessageType::kSliceState},
+      options_.layout.parameterCount());
 }
 
 Shard::Slice Server::freeze(std::uint64_t generation) {

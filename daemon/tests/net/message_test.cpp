@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/net/limits.hpp"
 #include "pstrain/net/message.hpp"
 
 using namespace pstrain::net;
@@ -162,6 +163,21 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
+}
+
+// A worker's answers carry a value per parameter; the slices worker 0 and a ps receive in a
+// re-cut also carry each parameter's optimizer moments.
+BOOST_AUTO_TEST_CASE(frame_limits_fit_the_largest_frame_of_the_whole_model) {
+  const size_t parameters = 1000;
+  BOOST_TEST(maxFrameBytes({MessageType::kParams}, parameters) == 24u + 4 * parameters);
+  BOOST_TEST(maxFrameBytes({MessageType::kParams, MessageType::kSliceState}, parameters) ==
+             60u + 12 * parameters);
+  BOOST_TEST(maxFrameBytes({MessageType::kPush, MessageType::kShardCopy,
+                            MessageType::kSliceState},
+                           parameters) == 60u + 12 * parameters);
+  const auto payload = maxFrameBytes({MessageType::kParams}, parameters);
+  BOOST_TEST(headerError(encodeHeader(MessageType::kParams, payload), payload) == "accepted");
+  BOOST_TEST(headerError(encodeHeader(MessageType::kParams, payload + 4), payload) != "accepted");
 }
 
 BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {

@@ -159,6 +159,10 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_recut_cut_off_in_transit_thaws_and_is_made_again
   cluster.setPsCount(3);
   awaitRecut(cluster, 1);
   BOOST_TEST(cutOff.load());
+  // Worker 0 reported the re-cut incomplete, then found ps 1 back on its old cut and re-cut.
+  const auto incomplete = cluster.workerReports(0).eventsNamed("recut_incomplete");
+  BOOST_TEST(incomplete.size() == 1u);
+  BOOST_TEST(!incomplete.at(0)->getValue<std::string>("reason").empty());
   // ps 1 served its frozen cut again, then took its slice of the re-cut made again.
   BOOST_TEST(cluster.psReports(1).eventsNamed("cut_thawed").size() == 1u);
   BOOST_TEST(recuts(cluster).back()->getValue<std::uint64_t>("generation") == 2u);

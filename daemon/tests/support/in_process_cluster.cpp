@@ -230,7 +230,8 @@ std::unique_ptr<ps::Client> InProcessCluster::client(
     return std::unique_ptr<net::Channel>(std::make_unique<SignalledChannel>(
         dial(endpoint, maxPayload), [signals] { signals->awaitRunning(); }));
   };
-  return std::make_unique<ps::Client>(options, std::move(dial), *worker.reporter);
+  return std::make_unique<ps::Client>(options, std::move(dial), *worker.reporter,
+                                      app::recutCoordinator(index, *worker.reporter));
 }
 
 void InProcessCluster::startWorker(int index) {

@@ -24,6 +24,10 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index);
 ps::ClientOptions clientOptions(const config::Config& settings, int index,
                                 std::vector<net::Endpoint> ps);
 
+// Worker `index`'s coordinator of re-cuts: worker 0, the chief, makes every re-cut, so there is
+// one at a time; the other workers have none (null) and follow its cut.
+std::unique_ptr<ps::RecutCoordinator> recutCoordinator(int index, ps::ClientObserver& observer);
+
 worker::TrainerOptions trainerOptions(const config::Config& settings, int index);
 
 // The recorder of `role` `index`'s history into `path`, where the settings record one

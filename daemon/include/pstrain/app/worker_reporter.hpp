@@ -33,10 +33,12 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
   void recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
              std::uint64_t movedState, std::uint64_t lostState,
              const std::string& unreached) override;
+  void recutIncomplete(const std::string& reason) override;
   void pushSent(std::uint64_t generation, std::uint64_t pushNumber, std::uint64_t localStep,
                 std::uint64_t basedOn) override;
   void answered(int psIndex, std::uint64_t generation, std::uint64_t pushNumber, bool applied,
                 std::uint64_t globalStep) override;
+  void goodbyeFailed(const net::Endpoint& ps, const std::string& reason) override;
 
   void divided(std::uint32_t rank, std::uint32_t workers, const worker::Slice& slice,
                size_t total) override;

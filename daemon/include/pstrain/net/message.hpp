@@ -7,6 +7,7 @@
 
 #include "pstrain/common/role.hpp"
 #include "pstrain/net/auth.hpp"
+#include "pstrain/net/limits.hpp"
 #include "pstrain/net/wire_encoding.hpp"
 
 namespace pstrain::net {
@@ -113,9 +114,6 @@ struct Push {
   // Of the values: fp32, or a lossy encoding (net::WireEncoding) of the dense gradient.
   WireEncoding encoding = WireEncoding::kFp32;
 };
-// The most pushes a worker keeps in flight to one ps (ps::ClientOptions::pushesInFlight).
-constexpr std::uint32_t kMaxPushesInFlight = 16;
-
 struct Params {
   std::uint64_t globalStep;
   bool applied;  // the push this answers was applied (false once training has ended)

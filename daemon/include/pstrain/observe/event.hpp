@@ -15,8 +15,9 @@ std::string stateName(State state);
 // One thing that happened, as both records tell it: the fields of its events.jsonl line (for
 // machines: the plot, the page, the tests) and the deploy.log lines rendered from the same
 // values (for people; the seed's lines keep the seed's wording). Built by the functions below,
-// one per event, the one place that names events and fields (docs/operations.md, "Events");
-// Events::emit() writes both.
+// one per event, the one place that names events and fields (docs/operations.md, "Events"; those
+// of a worker's ps client are written in client_event.cpp, the rest in event.cpp); Events::emit()
+// writes both.
 struct Event {
   struct Field {
     std::string key;
@@ -54,6 +55,10 @@ std::string psPeer(const std::string& endpoint);
 std::string workerPeer(std::uint32_t worker);
 
 namespace event {
+
+// The levels of events' deploy.log lines.
+inline constexpr auto kLineInfo = spdlog::level::info;
+inline constexpr auto kLineWarn = spdlog::level::warn;
 
 // A ps or worker process began: "pstrain VERSION: ROLE INDEX of a MODE run of N ps; ...", MODE
 // as config::describeMode says it, and the wire encodings of pushes and answers
@@ -102,6 +107,8 @@ Event psConnected(int worker, const std::string& endpoint, std::uint64_t offset,
                   std::uint64_t count, std::uint64_t globalStep);
 Event lost(int worker, const std::string& endpoint, const std::string& reason);
 Event reconnected(int worker, const std::string& endpoint, std::uint64_t globalStep);
+// Worker `worker` could not tell ps `endpoint` that it has finished (`reason`).
+Event goodbyeFailed(int worker, const std::string& endpoint, const std::string& reason);
 // A worker waits for the ps at `endpoint` (its DNS name does not resolve yet, it does not
 // answer yet): attempt `attempt` failed with `reason`.
 Event waiting(const std::string& endpoint, int attempt, const std::string& reason);
@@ -134,6 +141,9 @@ Event cutThawed(int ps, std::uint64_t generation, std::uint64_t globalStep);
 // again (their ps could not be reached: `unreached`, "" if none).
 Event recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
             std::uint64_t movedState, std::uint64_t lostState, const std::string& unreached);
+// Worker 0's re-cut did not complete (`reason`: a ps went away during it); connecting again finds
+// the ps on two cuts and re-cuts them.
+Event recutIncomplete(const std::string& reason);
 // A worker found its run `runId` completed before it started: it does not train again.
 Event alreadyCompleted(int worker, const std::string& runId, std::uint64_t globalStep);
 // Training ended at `globalStep` after `elapsedSeconds`: a ps at its last step, a worker after

@@ -26,6 +26,9 @@ class ClientObserver {
   virtual void recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
                      std::uint64_t movedState, std::uint64_t lostState,
                      const std::string& unreached) = 0;
+  // Worker 0's re-cut did not complete (`reason`: a ps went away during it). Some ps may serve
+  // the new cut and some the old; connecting again finds them and re-cuts.
+  virtual void recutIncomplete(const std::string& reason) = 0;
   // `ps` cannot be reached yet (its DNS name does not resolve, it does not answer): attempt
   // `attempt` failed with `reason`; the client tries again until the peer timeout.
   virtual void waiting(const net::Endpoint& ps, int attempt, const std::string& reason) = 0;
@@ -37,6 +40,8 @@ class ClientObserver {
   // its parameters at `globalStep`.
   virtual void answered(int psIndex, std::uint64_t generation, std::uint64_t pushNumber,
                         bool applied, std::uint64_t globalStep) = 0;
+  // `ps` could not be told that this worker has finished (`reason`); it sees the channel end.
+  virtual void goodbyeFailed(const net::Endpoint& ps, const std::string& reason) = 0;
 };
 
 }  // namespace pstrain::ps

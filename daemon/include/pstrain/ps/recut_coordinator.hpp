@@ -1,0 +1,35 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "pstrain/net/endpoint.hpp"
+#include "pstrain/ps/client_observer.hpp"
+#include "pstrain/ps/ps_links.hpp"
+
+namespace pstrain::ps {
+
+// Worker 0's part in a change of the ps: one worker re-cuts the parameters, so there is one
+// re-cut at a time. It freezes the ps of the cut served and of the new one, joins their slices
+// with its own copy (CutAssembly) and installs the new cut's slices on each. Whoever builds
+// worker 0 hands its Client one; the other workers' clients have none and wait for its cut.
+class RecutCoordinator {
+ public:
+  explicit RecutCoordinator(ClientObserver& observer) : observer_(observer) {}
+
+  // The ps the settings name, when they are due to be read again (every settingsEverySeconds)
+  // and name other ps than `links` has; nothing otherwise.
+  std::optional<std::vector<net::Endpoint>> changedSettings(const PsLinks& links);
+
+  // Re-cuts the parameters over `target`: the ps of `links` (released: the client connects to
+  // the new cut after) and those it served last give their slices, `params` (worker 0's copy,
+  // its answers read) what none gives. Incomplete where a ps of `target` cannot be reached.
+  RecutResult recut(PsLinks& links, const std::vector<net::Endpoint>& target, float* params);
+
+ private:
+  ClientObserver& observer_;
+  std::chrono::steady_clock::time_point nextSettingsRead_{};
+};
+
+}  // namespace pstrain::ps

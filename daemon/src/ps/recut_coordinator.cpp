@@ -1,0 +1,155 @@
+#include "pstrain/ps/recut_coordinator.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "pstrain/common/error.hpp"
+#include "pstrain/ps/cut_assembly.hpp"
+
+namespace pstrain::ps {
+namespace {
+
+// How long worker 0 tries to reach a ps that leaves the cut, for its slice and optimizer state:
+// a pod scaled away may be gone already; its parameters are in worker 0's copy.
+constexpr double kLeavingPsSeconds = 5;
+
+bool contains(const std::vector<net::Endpoint>& endpoints, const net::Endpoint& endpoint) {
+  return std::find(endpoints.begin(), endpoints.end(), endpoint) != endpoints.end();
+}
+
+// The ps a re-cut freezes: those of the cut served and of the target.
+struct Frozen {
+  struct Ps {
+    PsLink link;
+    bool inTarget;  // no cut without it
+  };
+  std::vector<Ps> ps;
+  std::string unreached;  // the ps leaving the cut that could not be reached
+
+  bool holds(const net::Endpoint& endpoint) const {
+    return std::any_of(ps.begin(), ps.end(),
+                       [&](const Ps& frozen) { return frozen.link.endpoint == endpoint; });
+  }
+  void missed(const net::Endpoint& endpoint) {
+    unreached += (unreached.empty() ? "" : ", ") + endpoint.toString();
+  }
+};
+
+// Every ps of the cut served now and of `target`, each on a link of its own. Those lost or not
+// connected now, and leaving the cut, are tried briefly: a pod scaled away may be gone already.
+Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target) {
+  Frozen frozen;
+  std::vector<net::Endpoint> leaving;
+  auto leaves = [&](const net::Endpoint& endpoint) {
+    if (!contains(target, endpoint) && !frozen.holds(endpoint) && !contains(leaving, endpoint)) {
+      leaving.push_back(endpoint);
+    }
+  };
+  for (auto& link : links.release()) {
+    if (link.failure.empty() && !link.recut) {
+      const bool inTarget = contains(target, link.endpoint);
+      frozen.ps.push_back({std::move(link), inTarget});
+    } else {
+      leaves(link.endpoint);
+    }
+  }
+  // No link holds a ps of the cut served last where this re-cut follows another one at once
+  // (the settings changed again meanwhile) or a connection that found the ps serving different
+  // cuts: those leaving give their slices and optimizer state all the same.
+  for (const auto& endpoint : links.served()) leaves(endpoint);
+  for (const auto& endpoint : leaving) {
+    try {
+      frozen.ps.push_back({links.open(endpoint, kLeavingPsSeconds), false});
+    } catch (const UnreachableError&) {
+      frozen.missed(endpoint);
+    }
+  }
+  for (const auto& endpoint : target) {
+    if (!frozen.holds(endpoint)) {
+      frozen.ps.push_back({links.open(endpoint, links.options().peerTimeoutSeconds), true});
+    }
+  }
+  return frozen;
+}
+
+// Each frozen ps stops applying pushes and gives its slice with its optimizer state.
+void freeze(Frozen& frozen, std::uint64_t generation, size_t parameterCount,
+            CutAssembly& assembly) {
+  for (auto& ps : frozen.ps) {
+    auto& channel = *ps.link.channel;
+    try {
+      channel.send(net::MessageType::kCutFreeze, net::encode(net::CutFreeze{generation}));
+      const auto& frame = channel.receive();
+      if (frame.type != net::MessageType::kSliceState) {
+        throw ProtocolError("expected slice-state but received " + net::messageName(frame.type));
+      }
+      const auto state = net::decodeSliceState(frame.fields, parameterCount);
+      std::vector<float> values(state.count * (1 + state.moments));
+      channel.receiveValues(values.data(), values.size());
+      assembly.add(state, values);
+    } catch (const UnreachableError&) {
+      if (ps.inTarget) throw;  // no cut without it: the frozen ps thaw, and it is tried again
+      frozen.missed(ps.link.endpoint);
+    }
+  }
+}
+
+// Each frozen ps serves its slice of the cut over `target`, or none where it leaves.
+void install(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint64_t generation,
+             size_t parameterCount, const CutAssembly& assembly) {
+  const int toPs = int(target.size());
+  for (auto& ps : frozen.ps) {
+    const int index = int(std::find(target.begin(), target.end(), ps.link.endpoint) -
+                          target.begin());
+    std::vector<float> values;
+    const auto state =
+        ps.inTarget ? assembly.slice(generation, toPs, index,
+                                     shardRange(parameterCount, toPs, index), values)
+                    : assembly.slice(generation, toPs, 0, {0, 0}, values);
+    try {
+      ps.link.channel->send(net::MessageType::kSliceState, net::encode(state), values.data(),
+                            values.size());
+      ps.link.channel->receiveExpected(net::MessageType::kStatusReply);
+    } catch (const UnreachableError&) {
+      if (ps.inTarget) throw;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<net::Endpoint>> RecutCoordinator::changedSettings(
+    const PsLinks& links) {
+  if (!links.options().currentPs) return std::nullopt;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < nextSettingsRead_) return std::nullopt;
+  const std::chrono::duration<double> every(links.options().settingsEverySeconds);
+  nextSettingsRead_ = now + std::chrono::duration_cast<std::chrono::steady_clock::duration>(every);
+  auto target = links.currentPs();
+  if (target == links.endpoints()) return std::nullopt;
+  return target;
+}
+
+RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpoint>& target,
+                                    float* params) {
+  const auto parameterCount = links.options().layout.parameterCount();
+  // Our copy is of the last answers: as of the lowest step they said.
+  const auto copyStep = links.copyStep();
+  try {
+    auto frozen = gather(links, target);
+    std::uint64_t generation = links.generation();
+    for (const auto& ps : frozen.ps) generation = std::max(generation, ps.link.shard.generation);
+    ++generation;
+    CutAssembly assembly(params, parameterCount, links.generation(), copyStep);
+    freeze(frozen, generation, parameterCount, assembly);
+    install(frozen, target, generation, parameterCount, assembly);
+    links.serve(target);
+    observer_.recut(generation, assembly.fromPs(), int(target.size()), assembly.globalStep(),
+                    assembly.movedState(), assembly.lostState(), frozen.unreached);
+    return {};
+  } catch (const UnreachableError& e) {
+    return {false, e.what()};
+  }
+}
+
+}  // namespace pstrain::ps
