@@ -7,9 +7,11 @@
 #include <csignal>
 #include <limits>
 
+#include "pstrain/app/chief.hpp"
 #include "pstrain/app/commands.hpp"
 #include "pstrain/app/completion_record.hpp"
 #include "pstrain/app/http_endpoint.hpp"
+#include "pstrain/app/pod_api.hpp"
 #include "pstrain/app/ps_reporter.hpp"
 #include "pstrain/app/role_options.hpp"
 #include "pstrain/app/signals.hpp"
@@ -42,11 +44,6 @@
 
 namespace pstrain::app {
 namespace {
-
-std::string envOr(const std::map<std::string, std::string>& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? std::string() : it->second;
-}
 
 // What the run trains, as the page's summary shows it.
 observe::Progress::Run runOf(const config::Config& settings) {
@@ -117,52 +114,6 @@ struct Reports {
   idleUntilTerminated();
 }
 
-// Where the chart's projected volume puts the ServiceAccount token and the cluster's CA.
-constexpr const char* kCredentialsDir = "/var/run/secrets/pstrain/kubernetes";
-
-// A wait for the Kubernetes API at `api`, recorded as an event (whose line logs it).
-net::Waiting apiWaiting(observe::Events& events, const cluster::KubernetesApi& api) {
-  return [&events, endpoint = api.endpoint.toString()](int attempt, const std::string& failure) {
-    events.emit(observe::event::apiWaiting(endpoint, attempt, failure));
-  };
-}
-
-// Worker 0, once the run has completed (trained now, or found completed on a restart), scales the
-// StatefulSets the settings name to 0, its own last, so that the run's pods release their
-// resources; the model stays where the log volume keeps it.
-void scaleDownOnCompletion(const config::Config& settings, const cluster::Placement& placement,
-                           observe::Events& events) {
-  if (placement.index != 0 || settings.scaleDownOnCompletion.empty()) return;
-  const auto env = config::processEnvironment();
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(settings.peerTimeoutSeconds));
-  auto logger = log::logger("worker");
-  try {
-    for (const auto& name : settings.scaleDownOnCompletion) {
-      logger->info("Worker 0: run completed, scaling StatefulSet {} to 0", name);
-      log::flush();
-      const auto api = cluster::inClusterApi(env, kCredentialsDir);
-      cluster::scaleToZero(api, envOr(env, "POD_NAMESPACE"), name, deadline,
-                           apiWaiting(events, api));
-    }
-  } catch (const Error& e) {
-    // The run is complete all the same: a restart would only fail again, so stay up, idle.
-    logger->warn("Worker 0: the run's pods stay up: {}", e.what());
-  }
-}
-
-// Worker 0 answers /predict with the model it trained, or with the one it wrote when the run
-// had completed before this process started.
-void serveModelFile(serve::ModelSlot* model, const std::string& path) {
-  if (!model) return;
-  try {
-    model->set(std::make_shared<serve::Predictor>(model::readModelFile(path), path));
-  } catch (const DataError& e) {
-    log::logger("worker")->warn("Worker 0: no predictions: {}", e.what());
-  }
-}
-
 // The ps as the settings say now: their sources read again (the configuration file, which the
 // kubelet keeps as its ConfigMap is now, or psHostsFile, which `pstrain local` rewrites). Settings
 // that cannot be read while they change keep the last list that could.
@@ -181,67 +132,29 @@ std::function<std::vector<net::Endpoint>()> currentPs(const std::vector<std::str
   };
 }
 
-// Worker 0's end of a run: model.bin and model.onnx (what `pstrain export --onnx` makes of it),
-// the model served, then result.json.
-void finishChief(const config::Config& settings, model::Model trained,
-                 const worker::TrainingResult& result, std::uint64_t runId, double elapsedSeconds,
-                 Reports& reports, serve::ModelSlot* model) {
-  const std::string modelPath = settings.logDir + "/model.bin";
-  writeFileAtomically(modelPath, model::serializeModel(trained));
-  writeFileAtomically(settings.logDir + "/model.onnx", model::onnxModel(trained));
-  model->set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
-  // Before result.json, which `pstrain local` stops the processes on.
-  reports.progress.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,
-                              result.testAccuracy.value_or(0), result.elapsedSeconds});
-  Summary summary;
-  summary.globalStep = result.globalStep;
-  summary.testAccuracy = result.testAccuracy.value_or(0);
-  summary.trainingElapsedSeconds = result.elapsedSeconds;
-  summary.elapsedSeconds = elapsedSeconds;
-  summary.ps = settings.ps;
-  summary.workers = int(result.mostWorkers);
-  summary.blasCore = blasCoreInUse();
-  summary.runId = std::to_string(runId);
-  summary.pushEncoding = net::encodingName(settings.pushEncoding);
-  summary.pullEncoding = net::encodingName(settings.pullEncoding);
-  const auto cost = result.perStep();
-  summary.computeMsPerStep = cost.computeMs;
-  summary.communicationMsPerStep = cost.communicationMs;
-  summary.waitingMsPerStep = cost.waitingMs;
-  summary.bytesPerStep = cost.bytes;
-  writeSummary(summary, settings.logDir + "/result.json");
-  log::logger("worker")->info("Worker 0: model written to {}/model.bin and model.onnx; {}",
-                              settings.logDir, describe(summary));
-}
-
 [[noreturn]] void runWorker(const config::Config& settings, const cluster::Placement& placement,
                             Reports& reports, serve::ModelSlot* model,
                             std::function<std::vector<net::Endpoint>()> psNow) {
   auto logger = log::logger("worker");
   const auto start = std::chrono::steady_clock::now();
-  const bool chief = placement.index == 0;
+  std::optional<Chief> chief;
+  if (model) chief.emplace(settings, reports.events, reports.progress, *model);
   const auto runId = config::runFingerprint(settings);
   if (auto step = completedGlobalStep(settings.checkpointDir, runId)) {
     reports.progress.recordStep(*step, std::numeric_limits<float>::quiet_NaN());
     reports.events.emit(
         observe::event::alreadyCompleted(placement.index, std::to_string(runId), *step));
     reports.progress.setState(observe::State::kCompleted);
-    serveModelFile(model, settings.logDir + "/model.bin");
-    scaleDownOnCompletion(settings, placement, reports.events);
+    if (chief) chief->serveWrittenModel();
+    if (chief) chief->scaleDown();
     idleUntilTerminated();
   }
   auto files = data::findMnistFiles(settings.dataDir);
   // The whole set: which part of it this worker samples from follows the workers connected.
   auto train = data::loadTrainingSet(files);
-  std::optional<data::Examples> test;
-  std::optional<data::DataSetInfo> dataSet;  // what worker 0 records in the model file
-  if (chief) {
-    test = data::loadTestSet(files);
-    dataSet = data::describeDataSet(settings.dataDir, *test, model::kMnistClasses);
-    reports.progress.setDataSet(dataSet->name);
-  }
+  const data::Examples* test = chief ? &chief->loadTestSet(files) : nullptr;
   logger->info("Worker {}: loaded {} training examples{} from {}", placement.index, train.count,
-               chief ? " and " + std::to_string(test->count) + " test examples" : "",
+               test ? " and " + std::to_string(test->count) + " test examples" : "",
                settings.dataDir);
 
   WorkerReporter reporter(placement.index, int(settings.logEverySteps), reports.progress,
@@ -249,24 +162,21 @@ void finishChief(const config::Config& settings, model::Model trained,
   auto options = clientOptions(settings, placement.index, placement.ps);
   options.currentPs = std::move(psNow);
   ps::Client client(std::move(options), net::tcpDialer(&reports.meters.traffic), reporter,
-                    recutCoordinator(placement.index, reporter));
+                    chief ? chief->recutCoordinator(reporter) : nullptr);
   const auto history =
       historyRecorder(settings, Role::kWorker, placement.index,
                       settings.logDir + "/" + observe::kHistoryFile, client.incarnation());
   if (history) reporter.recordHistory(*history);
   worker::Trainer trainer(trainerOptions(settings, placement.index), client, reporter,
                           reports.meters.traffic);
-  auto result = trainer.run(train, chief ? &*test : nullptr);
-  if (chief) {
-    finishChief(settings, {trainer.layout(), trainer.parameters(), *dataSet}, result, runId,
-                secondsSince(start), reports, model);
-  }
+  auto result = trainer.run(train, test);
+  if (chief) chief->finish(trainer, result, runId, secondsSince(start));
   recordCompletion(settings.checkpointDir, runId, result.globalStep);
   // Completed once its files are written: whoever waits for the state can read result.json.
   reports.progress.setState(observe::State::kCompleted);
   logger->info("Worker {}: completed; idle until stopped", placement.index);
   log::flush();
-  scaleDownOnCompletion(settings, placement, reports.events);
+  if (chief) chief->scaleDown();
   idleUntilTerminated();
 }
 
@@ -275,10 +185,8 @@ void finishChief(const config::Config& settings, model::Model trained,
 config::Config withRunId(config::Config settings, const std::map<std::string, std::string>& env,
                          observe::Events& events) {
   if (settings.runId.empty() && !settings.runIdConfigMap.empty()) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                              std::chrono::duration<double>(settings.peerTimeoutSeconds));
-    const auto api = cluster::inClusterApi(env, kCredentialsDir);
+    const auto deadline = apiDeadline(settings.peerTimeoutSeconds);
+    const auto api = podApi(env);
     settings.runId = cluster::configMapUid(api, envOr(env, "POD_NAMESPACE"),
                                            settings.runIdConfigMap, deadline,
                                            apiWaiting(events, api));

@@ -35,7 +35,9 @@ std::string addressOf(const Poco::Net::StreamSocket& socket) {
 }  // namespace
 
 Listener::Listener(Options options, Serve serve)
-    : options_(std::move(options)), serve_(std::move(serve)) {
+    : options_(std::move(options)),
+      serve_(std::move(serve)),
+      observer_(options_.observer ? *options_.observer : unobserved()) {
   try {
     // SO_REUSEADDR, so a restart binds while old connections linger in TIME_WAIT; not
     // SO_REUSEPORT, which Poco's bind(address, true) sets too: with it a second ps on the same
@@ -79,9 +81,7 @@ void Listener::watch() {
     try {
       ready = pollSet.poll(kWatchPeriod);
     } catch (const Poco::Exception& e) {
-      if (options_.observer) {
-        options_.observer->listenerFailed("polling connections failed: " + e.displayText());
-      }
+      observer_.listenerFailed("polling connections failed: " + e.displayText());
     }
     const auto now = Clock::now();
     for (const auto& [socket, mode] : ready) {
@@ -92,9 +92,7 @@ void Listener::watch() {
           pollSet.add(accepted, Poco::Net::PollSet::POLL_READ | Poco::Net::PollSet::POLL_ERROR);
           pending.emplace(accepted, std::make_pair(accepted, now + handshake));
         } catch (const Poco::Exception& e) {
-          if (options_.observer) {
-            options_.observer->listenerFailed("accepting a connection failed: " + e.displayText());
-          }
+          observer_.listenerFailed("accepting a connection failed: " + e.displayText());
         }
         continue;
       }
@@ -121,11 +119,8 @@ void Listener::watch() {
         continue;
       }
       auto stream = it->second.first;
-      if (options_.observer) {
-        options_.observer->rejected(
-            addressOf(stream),
-            fmt::format("no complete first frame within {} s", options_.handshakeSeconds));
-      }
+      observer_.rejected(addressOf(stream), fmt::format("no complete first frame within {} s",
+                                                        options_.handshakeSeconds));
       pollSet.remove(stream);
       stream.close();
       it = pending.erase(it);
@@ -142,7 +137,7 @@ void Listener::startSession(Poco::Net::StreamSocket socket) {
     try {
       Connection connection(session.socket, options_.maxPayload, options_.traffic);
       connection.setReceiveTimeout(options_.handshakeSeconds);
-      runSession(connection, serve_, options_.observer);
+      runSession(connection, serve_, &observer_);
     } catch (const Poco::Exception&) {
       // The socket failed before the session began: nothing to tell.
     }

@@ -6,6 +6,16 @@
 
 namespace pstrain::net {
 
+SessionObserver& unobserved() {
+  class Unobserved : public SessionObserver {
+    void rejected(const std::string&, const std::string&) override {}
+    void sessionEnded(const std::string&, const std::string&, bool) override {}
+    void listenerFailed(const std::string&) override {}
+  };
+  static Unobserved nobody;
+  return nobody;
+}
+
 void runSession(Channel& channel, const Serve& serve, SessionObserver* observer) {
   const std::string peer = channel.peerName();
   auto ended = [&](const std::string& reason, bool failed) {

@@ -55,6 +55,7 @@ class Listener {
 
   const Options options_;
   const Serve serve_;
+  SessionObserver& observer_;  // options_.observer, or one that records nothing
   Poco::Net::ServerSocket server_;
   int port_ = 0;
   std::atomic<bool> stopping_{false};

@@ -23,6 +23,9 @@ class SessionObserver {
   virtual void listenerFailed(const std::string& what) = 0;
 };
 
+// An observer that records nothing: for a server nobody watches (a test's).
+SessionObserver& unobserved();
+
 // Runs `serve` on `channel` and tells `observer` (where there is one) how it ended. A peer that
 // broke the protocol is told why (an error frame) and rejected; a peer that vanished ends only
 // its own session. Nothing escapes: one peer never takes the server down.
