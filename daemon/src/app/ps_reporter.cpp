@@ -51,6 +51,7 @@ void PsReporter::cutInstalled(std::uint64_t generation, int psCount, int index,
                               std::uint64_t offset, std::uint64_t count,
                               std::uint64_t globalStep) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
+  progress_.setCut({generation, psCount, index, offset, count});
   events_.emit(event::cutServed(index_, generation, psCount, index, offset, count, globalStep));
   record({Kind::kCutInstalled, std::uint16_t(count == 0 ? observe::kHistoryOutOfRun : 0),
           std::uint32_t(index), generation, globalStep, 0, 0, std::uint64_t(psCount)});
@@ -69,6 +70,7 @@ void PsReporter::checkpointWritten(std::uint64_t generation, std::uint64_t globa
 }
 
 void PsReporter::serving(const ps::CutPosition& cut, std::uint64_t globalStep, bool completed) {
+  progress_.setCut({cut.generation, cut.psCount, cut.index, cut.range.offset, cut.range.count});
   progress_.setState(completed ? observe::State::kCompleted : observe::State::kTraining);
   const auto out = cut.range.count == 0 ? observe::kHistoryOutOfRun : 0;
   record({Kind::kServing, std::uint16_t(historyFlag(completed) | out), std::uint32_t(cut.index),

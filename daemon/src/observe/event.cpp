@@ -215,6 +215,18 @@ Event restarted(const std::string& child, int status, int restart, double delayS
                             child, status, delaySeconds, restart)));
 }
 
+Event crashLoop(const std::string& child, int runs, double delaySeconds) {
+  return std::move(
+      Event("crash_loop")
+          .text("child", child)
+          .integer("runs", std::uint64_t(runs))
+          .number("delay_s", delaySeconds)
+          .line("local", kLineWarn,
+                fmt::format("{} made no step in its last {} runs: it is started again only every "
+                            "{:g} s until one does (CrashLoopBackOff)",
+                            child, runs, delaySeconds)));
+}
+
 Event stopped(const std::string& signal) {
   return std::move(Event("stopped")
                        .text("signal", signal)

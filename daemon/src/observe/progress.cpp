@@ -101,4 +101,14 @@ std::vector<Progress::PsHttp> Progress::psHttp() const {
   return psHttp_;
 }
 
+void Progress::setCut(Cut cut) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  cut_ = cut;
+}
+
+std::optional<Progress::Cut> Progress::cut() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return cut_;
+}
+
 }  // namespace pstrain::observe

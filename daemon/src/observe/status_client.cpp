@@ -55,6 +55,7 @@ StatusSnapshot fetchStatus(const std::string& host, int port, double timeoutSeco
     if (json->has("loss")) status.loss = json->getValue<double>("loss");
     if (json->has("test_accuracy")) status.testAccuracy = json->getValue<double>("test_accuracy");
     for (const auto& peer : *json->getArray("peers")) status.peers.push_back(peer.toString());
+    if (json->has("cut")) status.cutCount = json->getObject("cut")->getValue<std::uint64_t>("count");
     return status;
   } catch (const Poco::Exception& e) {
     throw ProtocolError(where + " is not a pstrain status: " + e.displayText());

@@ -45,6 +45,16 @@ Poco::JSON::Array workersJson(const WorkerRoster& workers) {
   return array;
 }
 
+Poco::JSON::Object cutJson(const Progress::Cut& cut) {
+  Poco::JSON::Object json(Poco::JSON_PRESERVE_KEY_ORDER);
+  json.set("generation", cut.generation);
+  json.set("ps_count", cut.psCount);
+  json.set("cut_index", cut.index);
+  json.set("offset", cut.offset);
+  json.set("count", cut.count);
+  return json;
+}
+
 }  // namespace
 
 std::string statusJson(const Progress& progress, const WorkerRoster* workers,
@@ -83,6 +93,7 @@ std::string statusJson(const Progress& progress, const WorkerRoster* workers,
   json.set("blas_core", blasCoreInUse());
   json.set("blas_threads", blasThreads());
   if (workers) json.set("workers", workersJson(*workers));
+  if (const auto cut = progress.cut()) json.set("cut", cutJson(*cut));
   const auto staleness = meters ? meters->stalenessSummary() : Meters::Staleness{};
   if (staleness.pushes > 0) {
     Poco::JSON::Object summary(Poco::JSON_PRESERVE_KEY_ORDER);

@@ -217,6 +217,22 @@ BOOST_AUTO_TEST_CASE(a_ps_status_tells_each_workers_loss_and_when_it_was_last_he
   BOOST_TEST(!json->getArray("workers")->getObject(1)->has("loss"));  // not known yet
 }
 
+// What `pstrain local` reads to stop a ps it took out of the list once a re-cut has left it out.
+BOOST_AUTO_TEST_CASE(a_ps_status_tells_the_cut_it_serves) {
+  Process process(Role::kPs, 2, 100);
+  BOOST_TEST(!pstrain::testing::parseObject(process.status())->has("cut"));
+  process.progress.setCut({1, 3, 2, 70000, 31770});
+  auto cut = pstrain::testing::parseObject(process.status())->getObject("cut");
+  BOOST_TEST(cut->getValue<int>("generation") == 1);
+  BOOST_TEST(cut->getValue<int>("ps_count") == 3);
+  BOOST_TEST(cut->getValue<int>("cut_index") == 2);
+  BOOST_TEST(cut->getValue<int>("offset") == 70000);
+  BOOST_TEST(cut->getValue<int>("count") == 31770);
+  process.progress.setCut({2, 2, 2, 0, 0});  // out of the run
+  cut = pstrain::testing::parseObject(process.status())->getObject("cut");
+  BOOST_TEST(cut->getValue<int>("count") == 0);
+}
+
 BOOST_AUTO_TEST_CASE(durations_are_rounded_once_then_split_so_no_part_reads_60) {
   // Each part rounded alone wrote 59.6 s as "60 s", 119.6 s as "1 min 60 s", 3599.6 s as
   // "59 min 60 s" and 7170 s (119.5 minutes) as "1 h 60 min".

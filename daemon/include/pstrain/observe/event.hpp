@@ -161,6 +161,9 @@ Event runDone(std::uint64_t globalStep, double elapsedSeconds, std::optional<dou
 Event page(const std::string& url);
 // A child of `pstrain local` ended with `status` and is started again after `delaySeconds`.
 Event restarted(const std::string& child, int status, int restart, double delaySeconds);
+// A child of `pstrain local` made no global step in its last `runs` runs: its restarts have
+// backed off to the cap, `delaySeconds` apart, until a run makes steps.
+Event crashLoop(const std::string& child, int runs, double delaySeconds);
 // The process ends on `signal` (SIGTERM, SIGINT), after its last checkpoint.
 Event stopped(const std::string& signal);
 

@@ -82,6 +82,18 @@ class Progress {
   void setPsHttp(PsHttp ps);
   std::vector<PsHttp> psHttp() const;
 
+  // A ps: the parameters it serves, [offset, offset + count), as ps `index` of `psCount` in cut
+  // `generation`; count 0 once a re-cut has left it out of the run (/status `cut`).
+  struct Cut {
+    std::uint64_t generation = 0;
+    int psCount = 0;
+    int index = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t count = 0;
+  };
+  void setCut(Cut cut);
+  std::optional<Cut> cut() const;
+
  private:
   const Role role_;
   const int ordinal_;
@@ -98,6 +110,7 @@ class Progress {
   std::vector<PsHttp> psHttp_;
   Run run_;
   std::optional<Result> result_;
+  std::optional<Cut> cut_;
   // Steps per second over windows of about a second, from the first recorded step.
   bool windowStarted_ = false;
   std::chrono::steady_clock::time_point windowStart_;

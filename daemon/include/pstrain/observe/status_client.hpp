@@ -18,6 +18,8 @@ struct StatusSnapshot {
   std::optional<double> loss;
   std::optional<double> testAccuracy;
   std::vector<std::string> peers;
+  // A ps: how many parameters its cut serves (0: a re-cut has left it out of the run).
+  std::optional<std::uint64_t> cutCount;
 };
 
 struct HttpReply {
