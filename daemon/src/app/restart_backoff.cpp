@@ -6,19 +6,21 @@
 
 namespace pstrain::app {
 
-std::optional<RestartBackoff::Delay> RestartBackoff::exited(int status) {
-  if (status == kExitConfig || status == kExitData) return std::nullopt;
-  if (atWork_) {
+std::optional<RestartBackoff::Delay> RestartBackoff::exited(const Run& run) {
+  reachedCap_ = false;
+  if (run.status == kExitConfig || run.status == kExitData) return std::nullopt;
+  if (run.madeSteps || run.atWork >= kSteadyRun) {
     failedStarts_ = 0;
-    delay_ = kFirstDelay;
-  } else if (status < 128 && ++failedStarts_ == kFailedStartsToGiveUp) {
-    // A signal (kill -9, the OOM killer) is not counted: it says nothing of the next start.
-    return std::nullopt;
+    steplessRuns_ = 0;
+    last_ = kFirstDelay;
+    return last_;
   }
-  atWork_ = false;
-  const auto delay = delay_;
-  delay_ = std::min(2 * delay_, kMaxDelay);
-  return delay;
+  ++steplessRuns_;
+  if (run.status < 128 && ++failedStarts_ == kFailedStartsToGiveUp) return std::nullopt;
+  const Delay next = last_ ? std::min(2 * *last_, kMaxDelay) : kFirstDelay;
+  reachedCap_ = next == kMaxDelay && last_ != kMaxDelay;
+  last_ = next;
+  return next;
 }
 
 }  // namespace pstrain::app

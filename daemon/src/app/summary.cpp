@@ -2,6 +2,8 @@
 
 #include <Poco/JSON/Parser.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 #include "pstrain/common/atomic_file.hpp"
@@ -63,6 +65,15 @@ void writeSummary(const Summary& summary, const std::string& path) {
   toJson(summary).stringify(text, 2);
   text << "\n";
   writeFileAtomically(path, text.str());
+}
+
+std::optional<Summary> resultOfRun(const std::string& path, const std::string& runId) {
+  if (!std::filesystem::exists(path)) return std::nullopt;
+  std::ifstream in(path);
+  auto summary = summaryFromJson(
+      std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()));
+  if (summary.runId != runId) return std::nullopt;
+  return summary;
 }
 
 std::string describe(const Summary& s) {

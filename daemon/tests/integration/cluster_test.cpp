@@ -254,7 +254,13 @@ BOOST_AUTO_TEST_CASE(a_ps_added_and_removed_by_signal_while_training) {
   // Each re-cut went on from the run's global step: the second from further on.
   BOOST_TEST(recuts[1]->getValue<long>("step") > recuts[0]->getValue<long>("step"));
   BOOST_TEST(eventsOf(cluster.logs.path(), "restarted").empty());
-  BOOST_TEST(!eventsOf(cluster.logs.file("ps-2"), "stopped").empty());
+  const auto stopped = eventsOf(cluster.logs.file("ps-2"), "stopped");
+  BOOST_REQUIRE(!stopped.empty());
+  // Stopped once out of the run, as its /status said, not at the end of the launcher's wait.
+  const auto out = lastEventOf(cluster.logs.file("ps-2"), "cut");
+  BOOST_REQUIRE(out);
+  BOOST_TEST(out->getValue<long>("count") == 0);
+  BOOST_TEST(stopped.back()->getValue<double>("time") - out->getValue<double>("time") < 10);
   const auto log = readText(cluster.logs.file("local.out"));
   BOOST_TEST(contains(log, "ps-2 added (SIGRTMIN)"), log);
   BOOST_TEST(contains(log, "ps-2 stopped: it is out of the run"), log);

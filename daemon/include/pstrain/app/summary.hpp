@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pstrain::app {
@@ -35,6 +36,8 @@ struct Summary {
 Poco::JSON::Object toJson(const Summary& summary);
 Summary summaryFromJson(const std::string& text);
 void writeSummary(const Summary& summary, const std::string& path);
+// Worker 0's result of run `runId` at `path` (its result.json), if it has written one.
+std::optional<Summary> resultOfRun(const std::string& path, const std::string& runId);
 std::string describe(const Summary& summary);
 
 }  // namespace pstrain::app

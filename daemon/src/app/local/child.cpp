@@ -1,0 +1,41 @@
+#include "pstrain/app/local/child.hpp"
+
+#include <csignal>
+#include <fstream>
+
+namespace pstrain::app::local {
+
+namespace {
+constexpr std::chrono::milliseconds kStopGrace{5000};
+}  // namespace
+
+Child::Child(ChildSpec spec, bool readsCopy) : spec_(std::move(spec)), readsCopy_(readsCopy) {}
+
+void Child::start() {
+  process_ = std::make_unique<ChildProcess>(spec_.argv, "/dev/null", spec_.dir + "/stderr.log");
+}
+
+void Child::askToStop() {
+  if (process_ && !process_->poll()) ::kill(process_->pid(), SIGTERM);
+}
+
+void Child::finishStop() {
+  if (process_) process_->stop(kStopGrace);
+}
+
+void Child::remove() {
+  readsCopy_ = false;  // a reader not started yet is not started later
+  finishStop();
+  process_.reset();
+}
+
+std::string Child::lastErrorLine() const {
+  std::ifstream in(spec_.dir + "/stderr.log");
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) last = line;
+  }
+  return last;
+}
+
+}  // namespace pstrain::app::local
