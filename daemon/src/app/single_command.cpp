@@ -8,6 +8,7 @@
 #include "pstrain/common/cpu_limit.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
+#include "pstrain/config/config.hpp"
 #include "pstrain/data/mnist.hpp"
 #include "pstrain/model/mlp.hpp"
 #include "pstrain/ps/optimizer.hpp"
