@@ -11,6 +11,7 @@
 #include "pstrain/app/commands.hpp"
 #include "pstrain/common/blas_core.hpp"
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/config/config.hpp"
 
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   const std::string command = args[0];
   args.erase(args.begin());
   try {
+    pstrain::failpoint::configureFromEnvironment();
     // The commands that compute: before any BLAS call, as it may start this program again.
     if (command == "run" || command == "local" || command == "single" || command == "serve") {
       pstrain::useBestBlasCore(argv);

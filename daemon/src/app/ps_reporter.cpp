@@ -21,17 +21,20 @@ PsReporter::PsReporter(int index, int logEverySteps, observe::Progress& progress
       workers_(workers),
       events_(events) {}
 
-void PsReporter::restored(std::uint64_t globalStep, const std::string& path, bool completed) {
+void PsReporter::restored(const SliceValues& slice, std::uint64_t globalStep,
+                          const std::string& path, bool completed) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
   events_.emit(event::restored(index_, globalStep, path, completed));
-  record({Kind::kRestored, historyFlag(completed), 0, 0, globalStep, 0, 0,
-          observe::historyPathHash(path)});
+  record({Kind::kRestored, historyFlag(completed), 0, slice.generation, globalStep, 0, 0,
+          observe::historyPathHash(path)},
+         slice);
 }
 
-void PsReporter::shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) {
+void PsReporter::shardRecovered(std::uint32_t worker, const SliceValues& slice,
+                                std::uint64_t globalStep, bool completed) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
   events_.emit(event::recovered(index_, globalStep, worker));
-  record({Kind::kShardRecovered, 0, worker, 0, globalStep});
+  record({Kind::kShardRecovered, 0, worker, slice.generation, globalStep}, slice);
   if (completed) progress_.setState(observe::State::kCompleted);
 }
 
@@ -42,31 +45,36 @@ void PsReporter::shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
       index_, observe::workerPeer(worker), copyStep, globalStep);
 }
 
-void PsReporter::cutFrozen(std::uint64_t generation, std::uint64_t globalStep) {
+void PsReporter::cutFrozen(std::uint64_t generation, const SliceValues& frozen,
+                           std::uint64_t globalStep) {
   events_.emit(event::cutFrozen(index_, generation, globalStep));
-  record({Kind::kCutFrozen, 0, 0, generation, globalStep});
+  record({Kind::kCutFrozen, 0, 0, generation, globalStep, 0, 0, frozen.generation}, frozen);
 }
 
-void PsReporter::cutInstalled(std::uint64_t generation, int psCount, int index,
-                              std::uint64_t offset, std::uint64_t count,
-                              std::uint64_t globalStep) {
+void PsReporter::cutInstalled(const ps::CutPosition& cut, std::uint64_t globalStep,
+                              std::uint64_t checksum) {
+  const auto& range = cut.range;
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
-  progress_.setCut({generation, psCount, index, offset, count});
-  events_.emit(event::cutServed(index_, generation, psCount, index, offset, count, globalStep));
-  record({Kind::kCutInstalled, std::uint16_t(count == 0 ? observe::kHistoryOutOfRun : 0),
-          std::uint32_t(index), generation, globalStep, 0, 0, std::uint64_t(psCount)});
+  progress_.setCut({cut.generation, cut.psCount, cut.index, range.offset, range.count});
+  events_.emit(event::cutServed(index_, cut.generation, cut.psCount, cut.index, range.offset,
+                                range.count, globalStep));
+  record({Kind::kCutInstalled, std::uint16_t(range.count == 0 ? observe::kHistoryOutOfRun : 0),
+          std::uint32_t(cut.index), cut.generation, globalStep, 0, 0,
+          std::uint64_t(cut.psCount)},
+         SliceValues::of(cut, checksum));
 }
 
-void PsReporter::cutThawed(std::uint64_t generation, std::uint64_t globalStep) {
-  events_.emit(event::cutThawed(index_, generation, globalStep));
-  record({Kind::kCutThawed, 0, 0, generation, globalStep});
+void PsReporter::cutThawed(const SliceValues& slice, std::uint64_t globalStep) {
+  events_.emit(event::cutThawed(index_, slice.generation, globalStep));
+  record({Kind::kCutThawed, 0, 0, slice.generation, globalStep}, slice);
 }
 
-void PsReporter::checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+void PsReporter::checkpointWritten(const SliceValues& slice, std::uint64_t globalStep,
                                    const std::string& path) {
   events_.emit(event::checkpoint(index_, globalStep, path));
-  record({Kind::kCheckpointWritten, 0, 0, generation, globalStep, 0, 0,
-          observe::historyPathHash(path)});
+  record({Kind::kCheckpointWritten, 0, 0, slice.generation, globalStep, 0, 0,
+          observe::historyPathHash(path)},
+         slice);
 }
 
 void PsReporter::serving(const ps::CutPosition& cut, std::uint64_t globalStep, bool completed) {

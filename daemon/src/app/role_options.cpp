@@ -103,6 +103,7 @@ std::unique_ptr<observe::HistoryRecorder> historyRecorder(const config::Config& 
   header.incarnation = incarnation != 0 ? incarnation : drawIncarnation();
   header.runId = config::runFingerprint(settings);
   header.trainSteps = std::uint64_t(settings.trainSteps);
+  header.parameterCount = model::Layout::mnist(settings.hiddenUnits).parameterCount();
   header.startedAt = std::uint64_t(std::chrono::duration_cast<std::chrono::microseconds>(
                                        std::chrono::system_clock::now().time_since_epoch())
                                        .count());

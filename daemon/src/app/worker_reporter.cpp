@@ -41,6 +41,9 @@ void WorkerReporter::recut(std::uint64_t generation, int fromPs, int toPs,
                            std::uint64_t lostState, const std::string& unreached) {
   events_.emit(
       event::recut(generation, fromPs, toPs, globalStep, movedState, lostState, unreached));
+  if (!history_) return;
+  history_->record({observe::HistoryKind::kRecut, observe::historyFlag(!unreached.empty()),
+                    std::uint32_t(toPs), generation, globalStep, 0, 0, lostState});
 }
 
 void WorkerReporter::recutIncomplete(const std::string& reason) {

@@ -8,10 +8,12 @@
 #include <cstring>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 
 namespace pstrain {
 
-void writeFileAtomically(const std::string& path, const std::string& contents) {
+void writeFileAtomically(const std::string& path, const std::string& contents,
+                         const char* failpoint) {
   const std::string temporary = path + ".tmp";
   auto fail = [&](const char* step) {
     throw IoError("cannot write " + path + " (" + step + "): " + std::strerror(errno));
@@ -35,6 +37,7 @@ void writeFileAtomically(const std::string& path, const std::string& contents) {
     fail("fsync");
   }
   if (::close(fd) != 0) fail("close");
+  if (failpoint) PSTRAIN_FAILPOINT(failpoint);
   if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename");
 }
 

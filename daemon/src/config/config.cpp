@@ -1,5 +1,6 @@
 #include "pstrain/config/config.hpp"
 
+#include <unistd.h>  // environ
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/config/keys.hpp"
 #include "pstrain/config/value_parsers.hpp"
-
-extern char** environ;
 
 namespace pstrain::config {
 namespace {
@@ -121,7 +120,11 @@ std::map<std::string, Setting> settingsFromFile(const std::string& path) {
 std::map<std::string, Setting> settingsFromEnv(const std::map<std::string, std::string>& env) {
   std::map<std::string, Setting> settings;
   for (const auto& [name, value] : env) {
-    if (name.rfind("PSTRAIN_", 0) != 0 || name == "PSTRAIN_CONFIG") continue;
+    // PSTRAIN_FAILPOINTS is no setting of the run: common/failpoint.hpp reads it at start.
+    if (name.rfind("PSTRAIN_", 0) != 0 || name == "PSTRAIN_CONFIG" ||
+        name == "PSTRAIN_FAILPOINTS") {
+      continue;
+    }
     auto key = std::find_if(keys().begin(), keys().end(),
                             [&](const Key& k) { return envName(k.name) == name; });
     if (key == keys().end()) {

@@ -40,6 +40,7 @@ HistoryHeader decodeHeader(const std::uint8_t* entry) {
   header.runId = in.get<std::uint64_t>();
   header.trainSteps = in.get<std::uint64_t>();
   header.startedAt = in.get<std::uint64_t>();
+  header.parameterCount = in.get<std::uint64_t>();
   return header;
 }
 
@@ -53,6 +54,9 @@ HistoryRecord decodeRecord(const std::uint8_t* entry) {
   record.incarnation = in.get<std::uint64_t>();
   record.pushNumber = in.get<std::uint64_t>();
   record.value = in.get<std::uint64_t>();
+  record.offset = in.get<std::uint64_t>();
+  record.count = in.get<std::uint64_t>();
+  record.checksum = in.get<std::uint64_t>();
   return record;
 }
 
@@ -62,6 +66,7 @@ std::string historyKindName(HistoryKind kind) {
   switch (kind) {
     case HistoryKind::kPushSent: return "push-sent";
     case HistoryKind::kAnswered: return "answered";
+    case HistoryKind::kRecut: return "recut";
     case HistoryKind::kServing: return "serving";
     case HistoryKind::kPushApplied: return "push-applied";
     case HistoryKind::kPushRefused: return "push-refused";
@@ -83,7 +88,8 @@ std::vector<std::uint8_t> encodeHistoryHeader(const HistoryHeader& h) {
   ByteWriter out(bytes);
   out.put(kHistoryMagic).put(kHistoryVersion).put(std::uint8_t(h.role == Role::kPs ? 0 : 1));
   out.put(std::uint8_t(h.sync)).put(h.index).put(std::uint32_t(0)).put(h.incarnation);
-  out.put(h.runId).put(h.trainSteps).put(h.startedAt);
+  out.put(h.runId).put(h.trainSteps).put(h.startedAt).put(h.parameterCount);
+  out.put(std::uint64_t(0)).put(std::uint64_t(0));
   return bytes;
 }
 
@@ -91,7 +97,8 @@ std::vector<std::uint8_t> encodeHistoryRecord(const HistoryRecord& r) {
   std::vector<std::uint8_t> bytes;
   ByteWriter out(bytes);
   out.put(std::uint16_t(r.kind)).put(r.flags).put(r.peer).put(r.generation).put(r.globalStep);
-  out.put(r.incarnation).put(r.pushNumber).put(r.value);
+  out.put(r.incarnation).put(r.pushNumber).put(r.value).put(r.offset).put(r.count);
+  out.put(r.checksum);
   return bytes;
 }
 

@@ -58,7 +58,8 @@ void Checkpointer::restore(const Checkpoint& checkpoint) {
   }
   auto state = shard_.state();
   writtenStep_ = state.globalStep;
-  observer_.restored(state.globalStep, options_.path, state.done);
+  observer_.restored(ServerObserver::SliceValues::of(options_.cut, shard_.checksum()),
+                     state.globalStep, options_.path, state.done);
 }
 
 void Checkpointer::write() {
@@ -66,15 +67,17 @@ void Checkpointer::write() {
   std::lock_guard<std::mutex> lock(writeMutex_);
   auto snapshot = shard_.serialize();
   const auto step = snapshot.globalStep;
+  const auto written = ServerObserver::SliceValues::of(options_.cut, snapshot.checksum);
   if (step == writtenStep_) return;
   auto bytes =
       encodeCheckpoint(Checkpoint{options_.runId, options_.cut, step, std::move(snapshot.bytes)});
   std::error_code failed;
   std::filesystem::create_directories(std::filesystem::path(options_.path).parent_path(), failed);
   if (failed) throw IoError("cannot write " + options_.path + ": " + failed.message());
-  writeFileAtomically(options_.path, std::string(bytes.begin(), bytes.end()));
+  writeFileAtomically(options_.path, std::string(bytes.begin(), bytes.end()),
+                      "checkpoint.before-rename");
   writtenStep_ = step;
-  observer_.checkpointWritten(options_.cut.generation, step, options_.path);
+  observer_.checkpointWritten(written, step, options_.path);
 }
 
 void Checkpointer::writePeriodically() {

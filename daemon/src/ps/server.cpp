@@ -1,12 +1,31 @@
 #include "pstrain/ps/server.hpp"
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/limits.hpp"
 #include "pstrain/ps/worker_session.hpp"
 
 namespace pstrain::ps {
+namespace {
+
+// The planted faults of the failpoint recut.install: the slice loses values on its way in,
+// all of them or its last `argument` parameters with their moments.
+Shard::Slice spoilt(const Shard::Slice& slice, failpoint::Hit planted) {
+  auto values = slice;
+  const size_t count = values.params.size();
+  const size_t from = planted.action == failpoint::Action::kZero
+                          ? 0
+                          : count - std::min<size_t>(count, planted.argument);
+  std::fill(values.params.begin() + long(from), values.params.end(), 0.0f);
+  for (auto& moment : values.optimizer.moments) {
+    std::fill(moment.begin() + long(from), moment.end(), 0.0f);
+  }
+  return values;
+}
+
+}  // namespace
 
 Server::Server(ServerOptions options, ServerObserver& observer)
     : options_(std::move(options)),
@@ -48,8 +67,10 @@ void Server::announce() {
 
 std::shared_ptr<ServedCut> Server::makeCut(const CutPosition& position,
                                            std::vector<float> params) {
+  auto shard = options_.shard;
+  shard.offset = position.range.offset;
   return std::make_shared<ServedCut>(
-      position, UpdateRule::Options{options_.index, position.generation, options_.shard},
+      position, UpdateRule::Options{options_.index, position.generation, shard},
       std::move(params),
       options_.makeOptimizer(position.range.count),
       Checkpointer::Options{options_.checkpointPath, options_.checkpointEverySeconds,
@@ -84,14 +105,18 @@ Shard::Slice Server::freeze(std::uint64_t generation) {
     frozen_ = cut = cut_;
   }
   cut->freeze();
-  observer_.cutFrozen(generation, cut->shard().state().globalStep);
-  return cut->shard().slice();
+  auto slice = cut->shard().slice();  // frozen: the checksum is of the same values
+  observer_.cutFrozen(generation, ServerObserver::SliceValues::of(cut->position(),
+                                                                  cut->shard().checksum()),
+                      slice.globalStep);
+  return slice;
 }
 
 void Server::install(const CutPosition& position, const Shard::Slice& slice) {
-  replaceCut(position, slice);
-  observer_.cutInstalled(position.generation, position.psCount, position.index,
-                         position.range.offset, position.range.count, slice.globalStep);
+  std::optional<Shard::Slice> planted;
+  if (const auto hit = PSTRAIN_FAILPOINT("recut.install")) planted = spoilt(slice, hit);
+  const auto checksum = replaceCut(position, planted ? *planted : slice);
+  observer_.cutInstalled(position, slice.globalStep, checksum);
 }
 
 void Server::thaw() {
@@ -101,13 +126,15 @@ void Server::thaw() {
     if (!frozen_ || frozen_ != cut_) return;  // installed meanwhile, or never frozen
     frozen = frozen_;
   }
-  replaceCut(frozen->position(), frozen->shard().slice());
-  observer_.cutThawed(frozen->position().generation, frozen->shard().state().globalStep);
+  const auto checksum = replaceCut(frozen->position(), frozen->shard().slice());
+  observer_.cutThawed(ServerObserver::SliceValues::of(frozen->position(), checksum),
+                      frozen->shard().state().globalStep);
 }
 
-void Server::replaceCut(const CutPosition& position, const Shard::Slice& slice) {
+std::uint64_t Server::replaceCut(const CutPosition& position, const Shard::Slice& slice) {
   auto cut = makeCut(position, slice.params);
   cut->shard().resume(slice.globalStep, slice.optimizer);
+  const auto checksum = cut->shard().checksum();  // before any push can change it
   std::shared_ptr<ServedCut> old;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
@@ -120,6 +147,7 @@ void Server::replaceCut(const CutPosition& position, const Shard::Slice& slice) 
   old->freeze();
   old->supersede();
   if (position.range.count > 0) cut->checkpointer().write();
+  return checksum;
 }
 
 void Server::stop() {

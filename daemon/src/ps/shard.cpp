@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "pstrain/common/bytes.hpp"
+#include "pstrain/common/failpoint.hpp"
+#include "pstrain/common/value_checksum.hpp"
 
 namespace pstrain::ps {
 namespace {
@@ -75,8 +77,13 @@ Shard::StepResult Shard::read() {
 
 Shard::StepResult Shard::read(std::uint32_t worker) {
   std::unique_lock<std::mutex> lock(mutex_);
-  changed_.wait(lock, [&] { return overLocked() || contributed_.count(worker) == 0; });
+  awaitBarrierLeft(lock, worker);
   return readLocked();
+}
+
+void Shard::awaitBarrierLeft(std::unique_lock<std::mutex>& lock, std::uint32_t worker) {
+  if (PSTRAIN_FAILPOINT("shard.sync-barrier")) return;  // planted: let in again
+  changed_.wait(lock, [&] { return overLocked() || contributed_.count(worker) == 0; });
 }
 
 Shard::StepResult Shard::readLocked() const {
@@ -124,6 +131,7 @@ void Shard::startBatches(Request* self) {
       if (!closed_ && globalStep_ < options_.trainSteps) {
         batch->gradients.push_back(request->gradient);
         const auto staleness = globalStep_ - std::min(request->basedOn, globalStep_);
+        if (PSTRAIN_FAILPOINT("shard.step")) ++globalStep_;  // planted: a step number skipped
         ++globalStep_;
         request->result = resultLocked(true, true, 1);
         request->result.staleness = staleness;
@@ -189,7 +197,7 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
   std::unique_lock<std::mutex> lock(mutex_);
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
   // push waited here) gives it to the next step.
-  changed_.wait(lock, [&] { return overLocked() || contributed_.count(worker) == 0; });
+  awaitBarrierLeft(lock, worker);
   StepResult result = resultLocked(false, false, 0);
   if (!overLocked()) {
     const float* __restrict g = gradient;
@@ -267,6 +275,7 @@ Shard::Snapshot Shard::serialize() const {
   snapshot.globalStep = globalStep_;
   out.put(std::uint64_t(size_)).putFloats(params_.get(), size_);
   optimizer_->save(out);
+  snapshot.checksum = checksumLocked();
   return snapshot;
 }
 
@@ -289,21 +298,31 @@ Shard::Slice Shard::slice() const {
                optimizer_->state()};
 }
 
+std::uint64_t Shard::checksum() const {
+  std::unique_lock<std::mutex> lock(mutex_);
+  changed_.wait(lock, [&] { return !inFlight_; });
+  return checksumLocked();
+}
+
+std::uint64_t Shard::checksumLocked() const {
+  return valueChecksum(options_.offset, size_, params_.get(), optimizer_->moments());
+}
+
 void Shard::resume(std::uint64_t globalStep, const OptimizerState& state) {
   std::lock_guard<std::mutex> lock(mutex_);
   optimizer_->setState(state);
   paramsStep_ = globalStep_ = globalStep;
 }
 
-bool Shard::adopt(std::uint64_t globalStep, const float* values) {
+std::optional<std::uint64_t> Shard::adopt(std::uint64_t globalStep, const float* values) {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
   // A sync step under way holds gradients computed on the parameters this would replace.
-  if (globalStep_ > 0 || arrivals_ > 0) return false;
+  if (globalStep_ > 0 || arrivals_ > 0) return std::nullopt;
   auto adopted = buffers_->take();
   std::copy(values, values + size_, adopted.get());
   replaceLocked(std::move(adopted), globalStep);
-  return true;
+  return checksumLocked();
 }
 
 void Shard::replaceLocked(std::shared_ptr<float> params, std::uint64_t globalStep) {

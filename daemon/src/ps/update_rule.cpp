@@ -61,12 +61,15 @@ void UpdateRule::stop(ServerObserver::Refusal why) {
 }
 
 void UpdateRule::adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) {
-  if (!shard_.adopt(globalStep, values)) {
+  const auto checksum = shard_.adopt(globalStep, values);
+  if (!checksum) {
     observer_.shardCopyIgnored(worker, globalStep, shard_.state().globalStep);
     return;
   }
   const bool done = shard_.state().done;
-  observer_.shardRecovered(worker, globalStep, done);
+  observer_.shardRecovered(
+      worker, {options_.generation, options_.shard.offset, shard_.size(), *checksum}, globalStep,
+      done);
   if (done) completed_();  // the copy is of the final step: write the final checkpoint
 }
 

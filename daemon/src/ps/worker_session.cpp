@@ -4,6 +4,7 @@
 #include <string>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/common/timestamp.hpp"
 
 namespace pstrain::ps {
@@ -70,8 +71,10 @@ void WorkerSession::push(const net::Incoming& frame) {
   auto gradient = receiveGradient(push, frame.valueCount);
   const auto basedOn =
       sentSteps_[(answers_ + net::kMaxPushesInFlight - push.lag) % net::kMaxPushesInFlight];
-  auto given = shared_.handle.push({worker_, push.localStep, push.loss, gradient.get(), basedOn,
-                                    push.incarnation, push.pushNumber, push.lag});
+  const PushRequest request{worker_,  push.localStep,   push.loss,      gradient.get(),
+                            basedOn,  push.incarnation, push.pushNumber, push.lag};
+  auto given = shared_.handle.push(request);
+  if (PSTRAIN_FAILPOINT("ps.after-apply")) given = shared_.handle.push(request);  // planted
   place_.leave();
   gradient.reset();
   // Released unapplied by a re-cut's freeze: it is for the cut that comes next to take.
@@ -131,6 +134,7 @@ void WorkerSession::freeze(const net::Incoming& frame) {
   const auto request = net::decodeCutFreeze(frame.fields);
   auto slice = shared_.control.freeze(request.generation);
   froze_ = true;
+  PSTRAIN_FAILPOINT("recut.frozen");
   const auto position = shared_.cut->position();
   net::SliceState state{position.generation,   std::uint32_t(position.psCount),
                         std::uint32_t(position.index), position.range.offset,
@@ -170,6 +174,7 @@ void WorkerSession::install(const net::Incoming& frame) {
     throw ProtocolError(std::string("a slice state this ps cannot serve: ") + e.what());
   }
   froze_ = false;
+  PSTRAIN_FAILPOINT("recut.installed");
   channel_.send(net::MessageType::kStatusReply,
                 net::encode(net::StatusReply{Role::kPs, std::uint32_t(shared_.index),
                                              slice.globalStep, false}));

@@ -18,6 +18,7 @@ using pstrain::testing::TempDir;
 namespace {
 
 constexpr std::uint64_t kRun = 77;
+constexpr std::uint64_t kParameters = 10;  // of the runs' model
 constexpr std::uint64_t kWorker0 = 0xa0;  // worker 0's client incarnation
 constexpr std::uint64_t kWorker1 = 0xa1;
 
@@ -31,7 +32,17 @@ HistorySegment life(Role role, std::uint32_t index, std::uint64_t incarnation,
   header.runId = kRun;
   header.trainSteps = trainSteps;
   header.startedAt = startedAt;
+  header.parameterCount = kParameters;
   return {header, {}};
+}
+
+// `record` of the values of [offset, offset + count) with `checksum`.
+HistoryRecord ofSlice(HistoryRecord record, std::uint64_t offset, std::uint64_t count,
+                      std::uint64_t checksum) {
+  record.offset = offset;
+  record.count = count;
+  record.checksum = checksum;
+  return record;
 }
 
 HistoryRecord serving(std::uint64_t generation, int index, int psCount, std::uint64_t step) {
@@ -39,9 +50,31 @@ HistoryRecord serving(std::uint64_t generation, int index, int psCount, std::uin
           std::uint64_t(psCount)};
 }
 
-HistoryRecord installed(std::uint64_t generation, int index, int psCount, std::uint64_t step) {
-  return {HistoryKind::kCutInstalled, 0, std::uint32_t(index), generation, step, 0, 0,
-          std::uint64_t(psCount)};
+// Slice `index` of `psCount`, its values of `checksum`.
+HistoryRecord installed(std::uint64_t generation, int index, int psCount, std::uint64_t step,
+                        std::uint64_t checksum = 0) {
+  const auto offset = kParameters * std::uint64_t(index) / std::uint64_t(psCount);
+  const auto end = kParameters * std::uint64_t(index + 1) / std::uint64_t(psCount);
+  return ofSlice({HistoryKind::kCutInstalled, 0, std::uint32_t(index), generation, step, 0, 0,
+                  std::uint64_t(psCount)},
+                 offset, end - offset, checksum);
+}
+
+// Frozen for the re-cut to `generation`: [offset, offset + count) of cut `from` at `step`.
+HistoryRecord frozen(std::uint64_t generation, std::uint64_t from, std::uint64_t step,
+                     std::uint64_t offset, std::uint64_t count, std::uint64_t checksum) {
+  return ofSlice({HistoryKind::kCutFrozen, 0, 0, generation, step, 0, 0, from}, offset, count,
+                 checksum);
+}
+
+HistoryRecord thawed(std::uint64_t generation, std::uint64_t step, std::uint64_t checksum) {
+  return ofSlice({HistoryKind::kCutThawed, 0, 0, generation, step}, 0, kParameters, checksum);
+}
+
+// Worker 0's record of its re-cut to `generation` at `step`.
+HistoryRecord recut(std::uint64_t generation, std::uint64_t step, std::uint64_t lostState = 0,
+                    bool unreached = false) {
+  return {HistoryKind::kRecut, historyFlag(unreached), 2, generation, step, 0, 0, lostState};
 }
 
 HistoryRecord applied(std::uint32_t worker, std::uint64_t incarnation, std::uint64_t push,
@@ -51,39 +84,55 @@ HistoryRecord applied(std::uint32_t worker, std::uint64_t incarnation, std::uint
           push, staleness};
 }
 
-HistoryRecord checkpoint(std::uint64_t generation, std::uint64_t step) {
-  return {HistoryKind::kCheckpointWritten, 0, 0, generation, step, 0, 0, 1};
+// Checkpoints are of path hash 1, and of the whole of ps 0's slice of 2 ps.
+HistoryRecord checkpoint(std::uint64_t generation, std::uint64_t step,
+                         std::uint64_t checksum = 0) {
+  return ofSlice({HistoryKind::kCheckpointWritten, 0, 0, generation, step, 0, 0, 1}, 0, 5,
+                 checksum);
 }
 
-HistoryRecord restored(std::uint64_t step) {
-  return {HistoryKind::kRestored, 0, 0, 0, step, 0, 0, 1};
+HistoryRecord restored(std::uint64_t step, std::uint64_t generation = 0,
+                       std::uint64_t checksum = 0) {
+  return ofSlice({HistoryKind::kRestored, 0, 0, generation, step, 0, 0, 1}, 0, 5, checksum);
 }
 
 HistoryRecord answered(int ps, std::uint64_t generation, std::uint64_t push, std::uint64_t step) {
   return {HistoryKind::kAnswered, kHistoryYes, std::uint32_t(ps), generation, step, 0, push};
 }
 
+// The values of the clean run's slices: ps 0's whole vector at step 2, its halves after the
+// re-cut, ps 1's slice of its configured cut (its initial values, frozen at step 0) and ps 0's
+// checkpoint at step 4.
+constexpr std::uint64_t kWhole = 0x3000, kHead = 0x1000, kTail = 0x2000, kInitial = 0x777,
+                        kAtStep4 = 0x4444;
+
 // An asynchronous run of 6 steps: ps 0 alone takes steps 1 and 2 from worker 0's pushes, is
-// re-cut with a new ps 1 into two (generation 1) at step 2, is killed at step 4 (the record of
-// step 3 lost with it, never answered) and comes back from its checkpoint; worker 1 pushes the
-// last steps.
+// re-cut with a new ps 1 into two (generation 1) at step 2 (ps 1's initial slice frozen too,
+// and overwritten by ps 0's newer one), is killed at step 4 (the record of step 3 lost with it,
+// never answered) and comes back from its checkpoint; worker 1 pushes the last steps.
 std::vector<HistorySegment> cleanRun() {
   auto ps0 = life(Role::kPs, 0, 0x10, 100, 6);
-  ps0.records = {serving(0, 0, 1, 0),      applied(0, kWorker0, 1, 0, 1),
-                 applied(0, kWorker0, 2, 0, 2), checkpoint(0, 2),
-                 installed(1, 0, 2, 2),    checkpoint(1, 2),
-                 applied(0, kWorker0, 4, 1, 4), checkpoint(1, 4)};
+  ps0.records = {serving(0, 0, 1, 0),
+                 applied(0, kWorker0, 1, 0, 1),
+                 applied(0, kWorker0, 2, 0, 2),
+                 checkpoint(0, 2),
+                 frozen(1, 0, 2, 0, kParameters, kWhole),
+                 installed(1, 0, 2, 2, kHead),
+                 checkpoint(1, 2, kHead),
+                 applied(0, kWorker0, 4, 1, 4),
+                 checkpoint(1, 4, kAtStep4)};
   auto ps1 = life(Role::kPs, 1, 0x11, 150, 6);
-  ps1.records = {serving(0, 1, 2, 0),           installed(1, 1, 2, 2),
+  ps1.records = {serving(0, 1, 2, 0), frozen(1, 0, 0, 5, 5, kInitial),
+                 installed(1, 1, 2, 2, kTail),
                  applied(0, kWorker0, 4, 1, 4),  // in the file before the step before it
                  applied(0, kWorker0, 3, 1, 3), applied(1, kWorker1, 1, 1, 5),
                  applied(1, kWorker1, 2, 1, 6)};
   auto ps0Again = life(Role::kPs, 0, 0x12, 300, 6);
-  ps0Again.records = {restored(4), serving(1, 0, 2, 4), applied(1, kWorker1, 1, 1, 5),
-                      applied(1, kWorker1, 2, 1, 6)};
+  ps0Again.records = {restored(4, 1, kAtStep4), serving(1, 0, 2, 4),
+                      applied(1, kWorker1, 1, 1, 5), applied(1, kWorker1, 2, 1, 6)};
   auto worker0 = life(Role::kWorker, 0, kWorker0, 120, 6);
-  worker0.records = {answered(0, 0, 1, 1), answered(0, 0, 2, 2), answered(1, 1, 3, 3),
-                     answered(0, 1, 4, 4), answered(1, 1, 4, 4)};
+  worker0.records = {answered(0, 0, 1, 1), answered(0, 0, 2, 2), recut(1, 2),
+                     answered(1, 1, 3, 3), answered(0, 1, 4, 4), answered(1, 1, 4, 4)};
   auto worker1 = life(Role::kWorker, 1, kWorker1, 310, 6);
   worker1.records = {answered(0, 1, 1, 5), answered(1, 1, 1, 5), answered(0, 1, 2, 6),
                      answered(1, 1, 2, 6)};
@@ -121,7 +170,7 @@ BOOST_AUTO_TEST_CASE(a_clean_run_passes_through_a_recut_and_a_restart) {
 
 BOOST_AUTO_TEST_CASE(a_skipped_step_breaks_the_step_sequence) {
   auto run = cleanRun();
-  run[1].records[3].globalStep = 5;  // ps 1 goes from step 2 to 4, then takes step 5 twice
+  run[1].records[4].globalStep = 5;  // ps 1 goes from step 2 to 4, then takes step 5 twice
   expectOnly(run, "step-sequence");
   run = cleanRun();
   for (auto& record : run[2].records) {  // ps 0 comes back and jumps a step
@@ -207,6 +256,61 @@ BOOST_AUTO_TEST_CASE(an_applied_answer_the_ps_did_not_record_is_flagged) {
   expectOnly(run, "answered-applied");
 }
 
+BOOST_AUTO_TEST_CASE(a_recut_that_installs_other_values_than_it_froze_is_flagged) {
+  auto run = cleanRun();
+  run[1].records[2].checksum = 0;  // ps 1's slice installed as something else
+  expectOnly(run, "recut-values");
+  // Where worker 0 recorded lost state (a ps it did not reach), its copy filled the gap: the
+  // frozen slices do not say what was installed.
+  run[3].records[2] = recut(1, 2, 5, true);
+  BOOST_TEST(checkHistories(run).empty());
+  // Nor where worker 0 recorded nothing.
+  run[3].records.erase(run[3].records.begin() + 2);
+  BOOST_TEST(checkHistories(run).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_thaw_that_gives_back_other_values_is_flagged) {
+  auto run = cleanRun();
+  // Before the re-cut, one that installed nothing: ps 0 frozen for it, then thawed.
+  auto& records = run[0].records;
+  records.insert(records.begin() + 3, {frozen(1, 0, 2, 0, kParameters, kWhole),
+                                       thawed(0, 2, kWhole)});
+  BOOST_TEST(checkHistories(run).empty());
+  records[4].checksum = kHead;
+  expectOnly(run, "recut-values");
+}
+
+BOOST_AUTO_TEST_CASE(a_recut_installed_below_a_frozen_step_is_flagged_unless_state_was_lost) {
+  auto run = cleanRun();
+  // ps 1's slice was at step 3 (and, newer, hides part of ps 0's: the values are not compared).
+  run[1].records[1] = frozen(1, 0, 3, 5, 5, kInitial);
+  expectOnly(run, "recut-step");
+  run[3].records[2] = recut(1, 2, 5, true);
+  BOOST_TEST(checkHistories(run).empty());
+}
+
+BOOST_AUTO_TEST_CASE(lost_state_is_flagged_unless_a_ps_was_unreached_or_came_back_behind) {
+  auto run = cleanRun();
+  run[3].records[2] = recut(1, 2, 5);  // every ps reached, none restarted
+  expectOnly(run, "lost-state");
+  run[3].records[2] = recut(1, 2, 5, true);
+  BOOST_TEST(checkHistories(run).empty());
+  // ps 1 had lived before and came back without its checkpoint, its slice behind the step.
+  run[3].records[2] = recut(1, 2, 5);
+  auto ps1Before = life(Role::kPs, 1, 0x13, 90, 6);
+  ps1Before.records = {serving(0, 1, 2, 0)};
+  run.push_back(ps1Before);
+  BOOST_TEST(checkHistories(run).empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_restore_of_other_values_than_the_checkpoint_written_is_flagged) {
+  auto run = cleanRun();
+  run[2].records[0].checksum = kHead;  // ps 0 back at step 4 with other values
+  expectOnly(run, "restore-values");
+  run[2].records[0].value = 2;  // from another path: no checkpoint recorded there to compare
+  BOOST_TEST(checkHistories(run).empty());
+}
+
 BOOST_AUTO_TEST_CASE(runs_are_told_apart_by_their_id) {
   auto run = cleanRun();
   auto other = cleanSyncRun();
@@ -230,6 +334,9 @@ BOOST_AUTO_TEST_CASE(a_recorded_file_reads_back_segment_by_segment_and_cut_short
   BOOST_TEST(read[1].records[1].generation == 1u);
   BOOST_TEST((read[1].records[1].kind == HistoryKind::kServing));
   BOOST_TEST(read[1].records[1].value == 2u);
+  BOOST_TEST(read[1].header.parameterCount == kParameters);
+  BOOST_TEST(read[1].records[0].checksum == kAtStep4);
+  BOOST_TEST(read[1].records[0].count == 5u);
 
   // Cut short mid-record: read to the last whole one.
   std::filesystem::resize_file(path, std::filesystem::file_size(path) - 5);

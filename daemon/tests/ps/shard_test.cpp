@@ -287,8 +287,8 @@ BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state)
 BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
   Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
   const float copy[] = {5.0f, 6.0f}, other[] = {7.0f, 8.0f};
-  BOOST_TEST(shard.adopt(400, copy));
-  BOOST_TEST(!shard.adopt(400, other));  // never two different shards
+  BOOST_TEST(shard.adopt(400, copy).has_value());
+  BOOST_TEST(!shard.adopt(400, other).has_value());  // never two different shards
   auto state = shard.read();
   BOOST_TEST(state.globalStep == 400u);
   BOOST_TEST(state.paramsStep == 400u);
@@ -298,7 +298,7 @@ BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
 
   Shard trained({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
   trained.push(0, gradient, 0);
-  BOOST_TEST(!trained.adopt(400, copy));  // its own step 1 is not thrown away
+  BOOST_TEST(!trained.adopt(400, copy).has_value());  // its own step 1 is not thrown away
   BOOST_TEST(trained.read().globalStep == 1u);
   BOOST_TEST(trained.read().params.get()[0] == 0.0f);
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "pstrain/common/error.hpp"
+#include "support/history_values.hpp"
 
 namespace pstrain::testing {
 namespace {
@@ -148,17 +149,11 @@ void checkSteps(const PsLife& life, bool sync, std::vector<std::string>& violati
   }
 }
 
-void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::string>& violations) {
-  const auto& first = run.front()->header;
-  const bool sync = first.sync;
-  const std::uint64_t trainSteps = first.trainSteps;
+// The ps lives of a run in the order they started, each knowing whether a later one followed.
+std::vector<PsLife> livesOf(const std::vector<const HistorySegment*>& run) {
   std::vector<PsLife> lives;
   for (const auto* segment : run) {
     if (segment->header.role == Role::kPs) lives.push_back(readLife(*segment));
-  }
-  if (lives.empty()) {
-    violations.push_back(fmt::format("final-step: run {:016x} has no ps history", first.runId));
-    return;
   }
   std::stable_sort(lives.begin(), lives.end(), [](const PsLife& a, const PsLife& b) {
     return a.segment->header.startedAt < b.segment->header.startedAt;
@@ -169,17 +164,22 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
       if (ps == lives[i].segment->header.index) lives[i].cutShort = true;
     }
   }
+  return lives;
+}
 
-  // (ps, incarnation, push number) applied; (generation, index in the cut, incarnation, push
-  // number) applied, for the workers' answers.
+// (generation, index in the cut, incarnation, push number) of each push applied.
+using AppliedAt = std::set<std::tuple<std::uint64_t, int, std::uint64_t, std::uint64_t>>;
+
+// step-sequence, push-once and the steps beyond trainSteps; returns the pushes applied.
+AppliedAt checkPushes(const std::vector<PsLife>& lives, bool sync, std::uint64_t trainSteps,
+                      std::vector<std::string>& violations) {
+  // (ps, incarnation, push number): the step it went into.
   std::map<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>, std::uint64_t> appliedBy;
-  std::set<std::tuple<std::uint64_t, int, std::uint64_t, std::uint64_t>> appliedAt;
-  std::uint64_t lastGeneration = 0;
+  AppliedAt appliedAt;
   for (const auto& life : lives) {
     checkSteps(life, sync, violations);
     const auto ps = life.segment->header.index;
     for (const auto& [generation, cut] : life.cuts) {
-      if (cut.base) lastGeneration = std::max(lastGeneration, generation);
       for (const auto* push : cut.applied) {
         auto [at, fresh] =
             appliedBy.emplace(std::make_tuple(ps, push->incarnation, push->pushNumber),
@@ -199,10 +199,13 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
       }
     }
   }
+  return appliedAt;
+}
 
-  // A restart restores the checkpoint the ps wrote last in its lives before: no older one, and
-  // none beyond the steps it reached. (A kill between a checkpoint's file and its record leaves
-  // a newer checkpoint than the last recorded.)
+// A restart restores the checkpoint the ps wrote last in its lives before: no older one, and
+// none beyond the steps it reached. (A kill between a checkpoint's file and its record leaves
+// a newer checkpoint than the last recorded.)
+void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::string>& violations) {
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lastCheckpoint;  // by ps
   std::map<std::uint32_t, std::uint64_t> reached;  // by ps: the most its lives may have reached
   for (const auto& life : lives) {
@@ -230,8 +233,17 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
     if (!life.checkpoints.empty()) lastCheckpoint[ps] = life.checkpoints.back();
     reached[ps] = std::max(reached[ps], life.reached + life.unrecorded);
   }
+}
 
-  // Every ps of the last cut ends at trainSteps: the latest life that served each of its slices.
+// Every ps of the last cut ends at trainSteps: the latest life that served each of its slices.
+void checkFinalStep(const std::vector<PsLife>& lives, std::uint64_t trainSteps,
+                    std::vector<std::string>& violations) {
+  std::uint64_t lastGeneration = 0;
+  for (const auto& life : lives) {
+    for (const auto& [generation, cut] : life.cuts) {
+      if (cut.base) lastGeneration = std::max(lastGeneration, generation);
+    }
+  }
   std::map<int, const PsLife*> finalSlices;
   std::uint64_t finalCount = 0;
   for (const auto& life : lives) {
@@ -255,7 +267,10 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
           served->second->name(), lastGeneration, index, end, trainSteps));
     }
   }
+}
 
+void checkAnswers(const std::vector<const HistorySegment*>& run, const AppliedAt& appliedAt,
+                  std::vector<std::string>& violations) {
   for (const auto* segment : run) {
     if (segment->header.role != Role::kWorker) continue;
     for (const auto& r : segment->records) {
@@ -269,6 +284,20 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
       }
     }
   }
+}
+
+void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::string>& violations) {
+  const auto& first = run.front()->header;
+  const auto lives = livesOf(run);
+  if (lives.empty()) {
+    violations.push_back(fmt::format("final-step: run {:016x} has no ps history", first.runId));
+    return;
+  }
+  const auto appliedAt = checkPushes(lives, first.sync, first.trainSteps, violations);
+  checkRestoredSteps(lives, violations);
+  checkFinalStep(lives, first.trainSteps, violations);
+  checkValues(run, violations);
+  checkAnswers(run, appliedAt, violations);
 }
 
 }  // namespace

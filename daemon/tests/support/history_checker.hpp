@@ -25,6 +25,20 @@ namespace pstrain::testing {
 //                     beyond the steps it reached (without a checkpoint it starts at 0)
 //   answered-applied  a push a worker was told was applied was recorded applied by that ps (a
 //                     ps records a push before it answers, so a restart loses no such record)
+//
+// and on values, from the checksums of the slices the ps record (support/history_values):
+//
+//   recut-values      what a re-cut installed adds up to what it assembled from the slices it
+//                     froze (of overlapping ones, the newer generation's, then the later step's),
+//                     where worker 0 recorded the re-cut with no state lost; a thaw gives back
+//                     what was frozen
+//   recut-step        a re-cut installs no step below the highest its frozen slices were at,
+//                     unless it recorded lost state
+//   lost-state        a re-cut that lost optimizer state (worker 0's record) did not reach a ps,
+//                     or took a slice from a ps that had come back from a checkpoint or without
+//                     one, behind the re-cut's step
+//   restore-values    a restore holds the values of the last checkpoint the ps recorded at that
+//                     path, generation and step
 std::vector<std::string> checkHistories(const std::vector<observe::HistorySegment>& segments);
 
 // Every history segment of the files under `dirs`, recursively (a history file is one that

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "pstrain/app/role_options.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/observe/status_json.hpp"
 #include "support/history_checker.hpp"
 #include "support/json.hpp"
@@ -124,7 +125,9 @@ InProcessCluster::InProcessCluster(Transport transport, const std::vector<std::s
       train_(examples(2000, 1)),
       test_(examples(300, 2)),
       network_(ClusterNetwork::make(transport, std::max(settings_.ps, kMaxPs))),
-      psCount_(settings_.ps) {}
+      psCount_(settings_.ps) {
+  failpoint::configureFromEnvironment();  // as each pstrain process does at start
+}
 
 void InProcessCluster::setPsCount(int count) { psCount_ = std::min(count, kMaxPs); }
 

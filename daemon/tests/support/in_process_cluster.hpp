@@ -33,7 +33,8 @@ namespace pstrain::testing {
 // (`transport`). Configured by the daemon's own flags, so it trains what `pstrain run` would.
 // With --record-history, every ps and worker records its history into a directory of the
 // cluster's, a file for each life of each (a restarted ps, a worker started again), for
-// checkHistory().
+// checkHistory(). Its processes read PSTRAIN_FAILPOINTS as pstrain does, when the
+// cluster is made.
 class InProcessCluster {
  public:
   // What one ps or worker reports, as the daemon keeps it.

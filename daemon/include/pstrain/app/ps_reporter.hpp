@@ -26,15 +26,18 @@ class PsReporter : public ps::ServerObserver, public net::SessionObserver {
   // Records the ps's operations into `history` too, from now on (before the ps is made).
   void recordHistory(observe::HistoryRecorder& history) { history_ = &history; }
 
-  void restored(std::uint64_t globalStep, const std::string& path, bool completed) override;
-  void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) override;
+  void restored(const SliceValues& slice, std::uint64_t globalStep, const std::string& path,
+                bool completed) override;
+  void shardRecovered(std::uint32_t worker, const SliceValues& slice, std::uint64_t globalStep,
+                      bool completed) override;
   void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                         std::uint64_t globalStep) override;
-  void cutFrozen(std::uint64_t generation, std::uint64_t globalStep) override;
-  void cutInstalled(std::uint64_t generation, int psCount, int index, std::uint64_t offset,
-                    std::uint64_t count, std::uint64_t globalStep) override;
-  void cutThawed(std::uint64_t generation, std::uint64_t globalStep) override;
-  void checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+  void cutFrozen(std::uint64_t generation, const SliceValues& frozen,
+                 std::uint64_t globalStep) override;
+  void cutInstalled(const ps::CutPosition& cut, std::uint64_t globalStep,
+                    std::uint64_t checksum) override;
+  void cutThawed(const SliceValues& slice, std::uint64_t globalStep) override;
+  void checkpointWritten(const SliceValues& slice, std::uint64_t globalStep,
                          const std::string& path) override;
   void serving(const ps::CutPosition& cut, std::uint64_t globalStep, bool completed) override;
   void workerArrived(std::uint32_t worker, const std::string& address) override;
@@ -57,6 +60,13 @@ class PsReporter : public ps::ServerObserver, public net::SessionObserver {
  private:
   void record(const observe::HistoryRecord& record) {
     if (history_) history_->record(record);
+  }
+  // A record of `slice`'s values: `record` with its offset, count and checksum.
+  void record(observe::HistoryRecord record, const SliceValues& slice) {
+    record.offset = slice.offset;
+    record.count = slice.count;
+    record.checksum = slice.checksum;
+    this->record(record);
   }
 
   const int index_;

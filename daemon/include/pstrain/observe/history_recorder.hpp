@@ -17,9 +17,10 @@ namespace pstrain::observe {
 // each a header followed by records, every one kHistoryEntrySize bytes, little-endian:
 //
 //   header   magic u32 ("PSTH"), version u16, role u8 (0 ps, 1 worker), sync u8, index u32,
-//            reserved u32, incarnation u64, runId u64, trainSteps u64, startedAt u64 (Unix µs)
+//            reserved u32, incarnation u64, runId u64, trainSteps u64, startedAt u64 (Unix µs),
+//            parameterCount u64, reserved u64, reserved u64
 //   record   kind u16, flags u16, peer u32, generation u64, globalStep u64, incarnation u64,
-//            pushNumber u64, value u64
+//            pushNumber u64, value u64, offset u64, count u64, checksum u64
 //
 // A process that opens a file that holds a history already (a restarted child of `pstrain
 // local`) appends a segment of its own. The incarnation of a worker's segment is its ps::Client's,
@@ -30,6 +31,11 @@ namespace pstrain::observe {
 //                                                                          the local step
 //   answered          worker  ps (cut)   of the cut  of the answer         pushNumber (0: a
 //                                                                          pull); flags: applied
+//   recut             worker  ps count   the new     the run's, where the  value: parameters
+//                     0       of the     cut's       re-cut took it        whose optimizer state
+//                             new cut                                      started again (lost
+//                                                                          state); flags: a ps
+//                                                                          was unreached
 //   serving           ps      its index  of the cut  it starts from        value: ps count;
 //                             in the cut                                   flags: completed,
 //                                                                          out of the run
@@ -46,13 +52,26 @@ namespace pstrain::observe {
 //   worker-joined     ps      worker     -           at its welcome
 //   worker-left       ps      worker     -           -
 //   cut-installed     ps      its index  of the cut  the slice's           value: ps count;
-//                                                                          flags: out of the run
-//   cut-frozen        ps      -          the re-cut's  the shard's
-//   cut-thawed        ps      -          of the cut  the shard's
-//   restored          ps      -          -           the checkpoint's      value: path hash;
-//                                                                          flags: completed
-//   checkpoint-written ps     -          of the cut  the checkpoint's      value: path hash
-//   shard-recovered   ps      worker     -           the copy's
+//                                                                          flags: out of the
+//                                                                          run; slice
+//   cut-frozen        ps      -          the re-cut's  the shard's         value: the generation
+//                                                                          of the cut frozen;
+//                                                                          slice
+//   cut-thawed        ps      -          of the cut  the shard's           slice
+//   restored          ps      -          of the cut  the checkpoint's      value: path hash;
+//                                                                          flags: completed;
+//                                                                          slice
+//   checkpoint-written ps     -          of the cut  the checkpoint's      value: path hash;
+//                                                                          slice
+//   shard-recovered   ps      worker     of the cut  the copy's            slice
+//
+// "slice": offset and count place the slice's values in the parameter vector, and checksum is
+// their checksum (common/value_checksum.hpp): the sum, mod 2^64, over the parameters and each
+// optimizer moment of the slice, of splitmix64's finaliser applied to (global index << 35 |
+// array << 32 | the value's IEEE-754 bits), array 0 the parameters, 1 on each moment. It adds up
+// over disjoint ranges, so slices cut differently compare: the slices a re-cut froze against
+// those it installed, a restore against the checkpoint written. Other records' offset, count and
+// checksum are 0.
 //
 // A record is one write(2) to a file opened O_APPEND: a process killed with -9 loses nothing it
 // recorded, and records of concurrent threads never interleave. Records of concurrent pushes are
@@ -61,8 +80,8 @@ namespace pstrain::observe {
 // five (the worker's push-sent and two answers, each of 2 ps's push-applied): about 6 µs against
 // the 2.5 ms of a global step of `pstrain local` with 2 ps and 2 workers, 0.2 %.
 constexpr std::uint32_t kHistoryMagic = 0x48545350;  // the bytes 'P' 'S' 'T' 'H'
-constexpr std::uint16_t kHistoryVersion = 1;
-constexpr size_t kHistoryEntrySize = 48;
+constexpr std::uint16_t kHistoryVersion = 2;
+constexpr size_t kHistoryEntrySize = 72;
 constexpr const char* kHistoryFile = "history.bin";
 
 struct HistoryHeader {
@@ -73,11 +92,13 @@ struct HistoryHeader {
   std::uint64_t runId = 0;
   std::uint64_t trainSteps = 0;
   std::uint64_t startedAt = 0;  // Unix µs: orders the incarnations of one ps
+  std::uint64_t parameterCount = 0;  // of the run's model
 };
 
 enum class HistoryKind : std::uint16_t {
   kPushSent = 1,
   kAnswered = 2,
+  kRecut = 3,
   kServing = 10,
   kPushApplied = 11,
   kPushRefused = 12,
@@ -103,6 +124,9 @@ struct HistoryRecord {
   std::uint64_t incarnation = 0;
   std::uint64_t pushNumber = 0;
   std::uint64_t value = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t count = 0;
+  std::uint64_t checksum = 0;
 };
 // Flags: the yes or no of a record that has one (applied, completed, closed its step), and of a
 // cut, that the ps serves no parameters of it (it is out of the run). A push-applied record's

@@ -58,6 +58,9 @@ class Optimizer {
   // no moments (the state starts again), else throws DecodeError.
   virtual OptimizerState state() const = 0;
   virtual void setState(const OptimizerState& state) = 0;
+  // Each moment's values, one per parameter, in state()'s order, without a copy: for a
+  // checksum, read while no step is applied.
+  virtual std::vector<const float*> moments() const = 0;
 
   static constexpr size_t kMaxSteps = 64;
 };
@@ -76,6 +79,7 @@ class Sgd : public Optimizer {
   void restore(ByteReader&) override {}
   OptimizerState state() const override { return {}; }
   void setState(const OptimizerState& state) override;
+  std::vector<const float*> moments() const override { return {}; }
 
  private:
   float learningRate_;
@@ -95,6 +99,9 @@ class Adam : public Optimizer {
   void restore(ByteReader& in) override;
   OptimizerState state() const override;
   void setState(const OptimizerState& state) override;
+  std::vector<const float*> moments() const override {
+    return {firstMoment_.data(), secondMoment_.data()};
+  }
 
  private:
   float learningRate_;

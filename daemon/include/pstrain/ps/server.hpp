@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -103,8 +104,9 @@ class Server : public CutControl {
   std::shared_ptr<ServedCut> current() const;
   // A cut to serve from `params` (the slice's values at step 0, or a re-cut's).
   std::shared_ptr<ServedCut> makeCut(const CutPosition& position, std::vector<float> params);
-  // Serves `position` from `slice` in place of the cut served now.
-  void replaceCut(const CutPosition& position, const Shard::Slice& slice);
+  // Serves `position` from `slice` in place of the cut served now; returns the checksum of the
+  // values it serves from (Shard::checksum()).
+  std::uint64_t replaceCut(const CutPosition& position, const Shard::Slice& slice);
   void admit(const net::Hello& hello) const;
   // Holds a worker new to the run (`knownStep` 0) until worker 0 has arrived.
   void awaitChief(std::uint32_t worker, std::uint64_t knownStep);

@@ -47,23 +47,41 @@ class ServerObserver {
     kRecut,     // it came to a cut that a re-cut had replaced
   };
 
+  // A slice's values as the ps held them at one moment, for the run's history: the cut they are
+  // of, where they lie in the parameter vector, and the checksum of the parameters and optimizer
+  // state (common/value_checksum.hpp), which compares slices however they were cut.
+  struct SliceValues {
+    std::uint64_t generation;
+    std::uint64_t offset;
+    std::uint64_t count;
+    std::uint64_t checksum;
+
+    static SliceValues of(const CutPosition& cut, std::uint64_t checksum) {
+      return {cut.generation, cut.range.offset, cut.range.count, checksum};
+    }
+  };
+
   virtual ~ServerObserver() = default;
 
   // The shard came from the checkpoint at `path` (of the cut the ps serves next: serving()).
-  virtual void restored(std::uint64_t globalStep, const std::string& path, bool completed) = 0;
+  virtual void restored(const SliceValues& slice, std::uint64_t globalStep,
+                        const std::string& path, bool completed) = 0;
   // The shard was taken from `worker`'s copy at `globalStep` (no checkpoint was restored);
   // `completed`: it was at the last step.
-  virtual void shardRecovered(std::uint32_t worker, std::uint64_t globalStep, bool completed) = 0;
+  virtual void shardRecovered(std::uint32_t worker, const SliceValues& slice,
+                              std::uint64_t globalStep, bool completed) = 0;
   // `worker`'s copy at `copyStep` came after the shard had moved on (to `globalStep`).
   virtual void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                                 std::uint64_t globalStep) = 0;
-  // A re-cut froze the shard at `globalStep` for `generation`; the ps serves a new cut
-  // (count 0: it is out of the run); a re-cut that did not install a cut gave the frozen one back.
-  virtual void cutFrozen(std::uint64_t generation, std::uint64_t globalStep) = 0;
-  virtual void cutInstalled(std::uint64_t generation, int psCount, int index, std::uint64_t offset,
-                            std::uint64_t count, std::uint64_t globalStep) = 0;
-  virtual void cutThawed(std::uint64_t generation, std::uint64_t globalStep) = 0;
-  virtual void checkpointWritten(std::uint64_t generation, std::uint64_t globalStep,
+  // A re-cut froze the shard (`frozen`, at `globalStep`) for the cut of `generation`; the ps
+  // serves a new cut (count 0: it is out of the run) from values of `checksum`; a re-cut that did
+  // not install a cut gave the frozen one back.
+  virtual void cutFrozen(std::uint64_t generation, const SliceValues& frozen,
+                         std::uint64_t globalStep) = 0;
+  virtual void cutInstalled(const CutPosition& cut, std::uint64_t globalStep,
+                            std::uint64_t checksum) = 0;
+  virtual void cutThawed(const SliceValues& slice, std::uint64_t globalStep) = 0;
+  virtual void checkpointWritten(const SliceValues& slice, std::uint64_t globalStep,
                                  const std::string& path) = 0;
   // The ps serves `cut` from `globalStep`; `completed`: the run it restored had completed already.
   virtual void serving(const CutPosition& cut, std::uint64_t globalStep, bool completed) = 0;

@@ -7,6 +7,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <vector>
 
@@ -66,6 +67,8 @@ class Shard {
     bool sync = false;
     std::chrono::milliseconds syncTimeout{30000};
     SyncLearningRate syncLearningRate;
+    // The global index of its first parameter: where its checksums place its values.
+    std::uint64_t offset = 0;
   };
 
   Shard(std::vector<float> initial, std::unique_ptr<Optimizer> optimizer, Options options);
@@ -105,6 +108,7 @@ class Shard {
   struct Snapshot {
     std::uint64_t globalStep;
     std::vector<std::uint8_t> bytes;
+    std::uint64_t checksum;  // of the values it holds (checksum())
   };
   Snapshot serialize() const;
   void restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& bytes);
@@ -117,6 +121,9 @@ class Shard {
     OptimizerState optimizer;
   };
   Slice slice() const;
+  // The checksum of the parameters and optimizer state as the last finished update left them
+  // (common/value_checksum.hpp), for the run's history.
+  std::uint64_t checksum() const;
   // Of a shard made for a re-cut, before it serves: its parameters (those it was made with) are
   // at `globalStep`, and its optimizer goes on from `state` (else DecodeError).
   void resume(std::uint64_t globalStep, const OptimizerState& state);
@@ -124,8 +131,9 @@ class Shard {
   // Takes size() `values` as the parameters at `globalStep`, provided no gradient has gone into
   // this shard yet: a ps that lost its checkpoint, given a worker's copy. The optimizer state
   // stays as it starts (Adam's moments zero). Returns false, changing nothing, once a gradient
-  // has been applied or a copy adopted, so one run never holds two different shards.
-  bool adopt(std::uint64_t globalStep, const float* values);
+  // has been applied or a copy adopted, so one run never holds two different shards. Returns
+  // the checksum of the shard as adopted, or nothing where it was refused.
+  std::optional<std::uint64_t> adopt(std::uint64_t globalStep, const float* values);
 
  private:
   struct Request;
@@ -133,6 +141,8 @@ class Shard {
 
   StepResult pushAsync(const float* gradient, std::uint64_t basedOn);
   StepResult pushSync(std::uint32_t worker, const float* gradient, std::uint64_t basedOn);
+  // Sync mode: until `worker`'s last push has left the barrier (the caller holds `lock`).
+  void awaitBarrierLeft(std::unique_lock<std::mutex>& lock, std::uint32_t worker);
   // Batches the waiting requests while none is in flight (the caller holds the mutex). `self`
   // is the calling thread's request, if it has one waiting or in the batch just finished.
   void startBatches(Request* self);
@@ -142,6 +152,7 @@ class Shard {
   // No gradient is applied any more: closed, or at trainSteps (the caller holds the mutex).
   bool overLocked() const;
   StepResult readLocked() const;
+  std::uint64_t checksumLocked() const;
   StepResult resultLocked(bool applied, bool advanced, int averaged) const;
   // Makes `params` the parameters at `globalStep` (the caller holds the mutex, no batch in
   // flight). Answers already sent may still carry the old buffer: the new values come in their own.
