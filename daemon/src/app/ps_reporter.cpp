@@ -163,6 +163,21 @@ void PsReporter::trainingCompleted(std::uint64_t globalStep, double elapsedSecon
   events_.emit(event::staleness(index_, staleness.pushes, staleness.mean, staleness.p99));
   events_.emit(event::done("ps", globalStep, elapsedSeconds));
   progress_.setState(observe::State::kCompleted);
+  log::flush();  // the run's end, at once
+}
+
+void PsReporter::loaded(const ps::ShardRange& range, size_t parameterCount,
+                        const std::string& description) {
+  events_.emit(event::loaded(index_, range.offset, range.count, parameterCount, description));
+}
+
+void PsReporter::checkpointIgnored(const std::string& path, std::uint64_t otherRun,
+                                   std::uint64_t runId) {
+  events_.emit(event::checkpointIgnored(index_, path, otherRun, runId));
+}
+
+void PsReporter::checkpointFailed(const std::string& what) {
+  events_.emit(event::checkpointFailed(index_, what));
 }
 
 void PsReporter::workerFinished(std::uint32_t worker, std::uint64_t localSteps) {

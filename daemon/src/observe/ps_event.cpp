@@ -17,6 +17,34 @@ Event workerConnected(int ps, std::uint32_t worker, const std::string& address,
                                          worker, address, globalStep)));
 }
 
+Event loaded(int ps, std::uint64_t offset, std::uint64_t count, std::uint64_t parameterCount,
+             const std::string& description) {
+  return std::move(Event("loaded")
+                       .integer("offset", offset)
+                       .integer("count", count)
+                       .integer("parameters", parameterCount)
+                       .text("description", description)
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: serving parameters [{}, {}) of {} ({})", ps,
+                                         offset, offset + count, parameterCount, description)));
+}
+
+Event checkpointIgnored(int ps, const std::string& path, std::uint64_t otherRun,
+                        std::uint64_t runId) {
+  return std::move(Event("checkpoint_ignored")
+                       .text("path", path)
+                       .text("other_run", std::to_string(otherRun))
+                       .line("ps", kLineInfo,
+                             fmt::format("PS {}: {} belongs to another run ({}); starting run {}",
+                                         ps, path, otherRun, runId)));
+}
+
+Event checkpointFailed(int ps, const std::string& what) {
+  return std::move(Event("checkpoint_failed")
+                       .text("reason", what)
+                       .line("ps", kLineError, fmt::format("PS {}: {}", ps, what)));
+}
+
 Event rejected(const std::string& address, const std::string& reason) {
   return std::move(
       Event("rejected")

@@ -5,7 +5,6 @@
 
 #include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
-#include "pstrain/common/log.hpp"
 #include "pstrain/ps/checkpoint.hpp"
 
 namespace pstrain::ps {
@@ -27,7 +26,7 @@ void Checkpointer::stop() {
 }
 
 std::optional<Checkpoint> Checkpointer::read(const std::string& path, std::uint64_t runId,
-                                             int index) {
+                                             ServerObserver& observer) {
   if (path.empty()) return std::nullopt;
   std::ifstream file(path, std::ios::binary);
   if (!file) return std::nullopt;
@@ -41,8 +40,7 @@ std::optional<Checkpoint> Checkpointer::read(const std::string& path, std::uint6
                   "); move it away to start this run over");
   }
   if (checkpoint.runId != runId) {
-    log::logger("ps")->info("PS {}: {} belongs to another run ({}); starting run {}", index, path,
-                            checkpoint.runId, runId);
+    observer.checkpointIgnored(path, checkpoint.runId, runId);
     return std::nullopt;
   }
   return checkpoint;
@@ -88,7 +86,7 @@ void Checkpointer::writePeriodically() {
     try {
       write();
     } catch (const IoError& e) {
-      log::logger("ps")->error("PS {}: {}", options_.cut.index, e.what());
+      observer_.checkpointFailed(e.what());
     }
   }
 }

@@ -1,8 +1,9 @@
 #include "pstrain/ps/server.hpp"
 
+#include <fmt/format.h>
+
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/failpoint.hpp"
-#include "pstrain/common/log.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/limits.hpp"
 #include "pstrain/ps/worker_session.hpp"
@@ -39,7 +40,7 @@ Server::Server(ServerOptions options, ServerObserver& observer)
       }) {
   const CutPosition configured{0, options_.ps, options_.index, options_.range};
   const auto saved =
-      Checkpointer::read(options_.checkpointPath, options_.runId, options_.index);
+      Checkpointer::read(options_.checkpointPath, options_.runId, observer_);
   // A checkpoint of this run holds the cut this ps served last, whatever the configuration says
   // now: the number of ps changes during a run.
   if (saved && saved->cut.psCount > 0 && !(saved->cut == configured)) {
@@ -54,9 +55,7 @@ Server::Server(ServerOptions options, ServerObserver& observer)
     cut_->rule().startClock();
   }
   const auto& range = cut_->position().range;
-  log::logger("ps")->info("PS {}: serving parameters [{}, {}) of {} ({})", options_.index,
-                          range.offset, range.offset + range.count,
-                          options_.layout.parameterCount(), options_.description);
+  observer_.loaded(range, options_.layout.parameterCount(), options_.description);
 }
 
 void Server::announce() {

@@ -1,6 +1,5 @@
 #include "pstrain/ps/update_rule.hpp"
 
-#include "pstrain/common/log.hpp"
 #include "pstrain/common/timestamp.hpp"
 
 namespace pstrain::ps {
@@ -50,7 +49,6 @@ UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
   if (--pushesReporting_ == 0 && endToReport_.exchange(false)) {
     observer_.trainingCompleted(end_.step, end_.seconds);
     completed_();
-    log::flush();
   }
   return {std::move(result), seconds};
 }

@@ -53,6 +53,11 @@ class PsReporter : public ps::ServerObserver, public net::SessionObserver {
   void stepApplied(const Step& step) override;
   void trainingCompleted(std::uint64_t globalStep, double elapsedSeconds) override;
   void workerFinished(std::uint32_t worker, std::uint64_t localSteps) override;
+  void loaded(const ps::ShardRange& range, size_t parameterCount,
+              const std::string& description) override;
+  void checkpointIgnored(const std::string& path, std::uint64_t otherRun,
+                         std::uint64_t runId) override;
+  void checkpointFailed(const std::string& what) override;
   void rejected(const std::string& address, const std::string& reason) override;
   void sessionEnded(const std::string& peer, const std::string& reason, bool failed) override;
   void listenerFailed(const std::string& what) override;

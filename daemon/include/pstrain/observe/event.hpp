@@ -59,6 +59,7 @@ namespace event {
 // The levels of events' deploy.log lines.
 inline constexpr auto kLineInfo = spdlog::level::info;
 inline constexpr auto kLineWarn = spdlog::level::warn;
+inline constexpr auto kLineError = spdlog::level::err;
 
 // A ps or worker process began: "pstrain VERSION: ROLE INDEX of a MODE run of N ps; ...", MODE
 // as config::describeMode says it, and the wire encodings of pushes and answers
@@ -119,6 +120,15 @@ Event apiWaiting(const std::string& endpoint, int attempt, const std::string& re
 // a malformed frame, no first frame in time).
 Event rejected(const std::string& address, const std::string& reason);
 // A worker said it has finished after `localSteps` steps.
+// Ps `ps` holds parameters [offset, offset + count) of `parameterCount` (`description`: its
+// optimizer, mode and encodings).
+Event loaded(int ps, std::uint64_t offset, std::uint64_t count, std::uint64_t parameterCount,
+             const std::string& description);
+// The checkpoint at `path` is of run `otherRun`: ps `ps` starts run `runId` afresh.
+Event checkpointIgnored(int ps, const std::string& path, std::uint64_t otherRun,
+                        std::uint64_t runId);
+// A periodic checkpoint of ps `ps` could not be written.
+Event checkpointFailed(int ps, const std::string& what);
 // A connection from `peer` ended: the peer left or broke off, or (`failed`) the session failed.
 Event sessionEnded(const std::string& peer, const std::string& reason, bool failed);
 // The ps's listener could not poll or accept connections.

@@ -26,9 +26,10 @@ class Checkpointer {
     CutPosition cut;             // of the shard
   };
 
-  // The checkpoint at `path` if it holds run `runId` (one of another run is logged and left);
-  // throws IoError when it cannot be read. `index`: of the ps, for its log line.
-  static std::optional<Checkpoint> read(const std::string& path, std::uint64_t runId, int index);
+  // The checkpoint at `path` if it holds run `runId` (one of another run is told to `observer`
+  // and left); throws IoError when it cannot be read.
+  static std::optional<Checkpoint> read(const std::string& path, std::uint64_t runId,
+                                        ServerObserver& observer);
 
   Checkpointer(Options options, Shard& shard, ServerObserver& observer);
   // Stops the periodic checkpoints.

@@ -63,6 +63,15 @@ class ServerObserver {
 
   virtual ~ServerObserver() = default;
 
+  // The ps holds `range` of the model's `parameterCount` parameters, as `description` says
+  // (optimizer, mode, encodings).
+  virtual void loaded(const ShardRange& range, size_t parameterCount,
+                      const std::string& description) = 0;
+  // The checkpoint at `path` is of run `otherRun`, not this one (`runId`): the ps starts afresh.
+  virtual void checkpointIgnored(const std::string& path, std::uint64_t otherRun,
+                                 std::uint64_t runId) = 0;
+  // A periodic checkpoint could not be written: `what` went wrong; the next is tried on time.
+  virtual void checkpointFailed(const std::string& what) = 0;
   // The shard came from the checkpoint at `path` (of the cut the ps serves next: serving()).
   virtual void restored(const SliceValues& slice, std::uint64_t globalStep,
                         const std::string& path, bool completed) = 0;
