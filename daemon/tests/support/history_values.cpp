@@ -230,7 +230,7 @@ void checkRestores(const std::vector<Life>& lives, std::vector<std::string>& vio
 }  // namespace
 }  // namespace values
 
-void checkValues(const std::vector<const HistorySegment*>& run,
+void checkValues(const std::vector<const observe::HistorySegment*>& run,
                  std::vector<std::string>& violations) {
   const auto lives = values::livesOf(run);
   std::uint64_t parameters = 0;
