@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "pstrain/common/error.hpp"
@@ -17,11 +19,21 @@
 namespace pstrain::app {
 
 ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::string& stdoutPath,
-                           const std::string& stderrPath) {
+                           const std::string& stderrPath, const std::vector<std::string>& unset) {
   // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
   std::vector<char*> args;
   for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> environment;
+  for (char** variable = environ; *variable; ++variable) {
+    const std::string_view entry(*variable);
+    const bool dropped = std::any_of(unset.begin(), unset.end(), [&](const std::string& name) {
+      return entry.size() > name.size() && entry.substr(0, name.size()) == name &&
+             entry[name.size()] == '=';
+    });
+    if (!dropped) environment.push_back(*variable);
+  }
+  environment.push_back(nullptr);
   // Appending: what an earlier run of the same child wrote stays readable.
   int out = ::open(stdoutPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   int err = ::open(stderrPath.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -36,7 +48,7 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
-    ::execv(args[0], args.data());
+    ::execve(args[0], args.data(), environment.data());
     ::_exit(127);
   }
   ::close(out);

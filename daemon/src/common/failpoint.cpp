@@ -17,12 +17,12 @@ std::atomic<bool> anyOn{false};
 
 namespace {
 
-constexpr const char* kVariable = "PSTRAIN_FAILPOINTS";
 
 struct Setting {
   Action action = Action::kOff;
   std::uint64_t argument = 0;
   std::uint64_t remaining = 0;  // hits left to act on; 0: every hit
+  std::uint64_t skipped = 0;    // hits to let pass before the first that acts
 };
 
 struct Registry {
@@ -75,6 +75,10 @@ Setting parse(const Site& site, const std::string& text) {
   const std::string where = std::string("failpoint ") + site.name;
   Setting setting;
   std::string rest = trimmed(text);
+  if (const auto plus = rest.find('+'); plus != std::string::npos) {
+    setting.skipped = number(trimmed(rest.substr(0, plus)), where + ": the hits to let pass");
+    rest = trimmed(rest.substr(plus + 1));
+  }
   if (const auto star = rest.find('*'); star != std::string::npos) {
     setting.remaining = number(trimmed(rest.substr(0, star)), where + ": the count");
     if (setting.remaining == 0) throw ConfigError(where + ": a count of 0 hits");
@@ -127,6 +131,10 @@ const std::vector<Site>& sites() {
       {"recut.install", {Action::kZero, Action::kDrop},
        "a ps received its slice of a re-cut and has not installed it"},
       {"recut.installed", {}, "a ps serves its new cut and has not told worker 0"},
+      {"recut.after-freeze", {}, "worker 0 took a frozen ps's slices"},
+      {"recut.after-prepare", {}, "worker 0 gave a ps its slice of the new cut"},
+      {"recut.after-commit", {}, "worker 0 told a ps to serve its slice of the new cut"},
+      {"recut.before-report", {}, "every ps serves the new cut; worker 0 has not recorded it"},
       {"shard.step", {Action::kSkip}, "an asynchronous push is given its global step"},
       {"shard.sync-barrier", {Action::kSkip},
        "a sync worker's pull or push waits for its last push to leave the barrier"},
@@ -143,6 +151,10 @@ Hit hit(const char* name) {
     std::lock_guard<std::mutex> lock(r.mutex);
     const auto found = r.on.find(name);
     if (found == r.on.end()) return {};
+    if (found->second.skipped > 0) {
+      --found->second.skipped;
+      return {};
+    }
     setting = found->second;
     ++r.triggered[name];
     if (setting.remaining == 1) {

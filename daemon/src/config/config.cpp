@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/config/keys.hpp"
 #include "pstrain/config/value_parsers.hpp"
 
@@ -120,9 +121,9 @@ std::map<std::string, Setting> settingsFromFile(const std::string& path) {
 std::map<std::string, Setting> settingsFromEnv(const std::map<std::string, std::string>& env) {
   std::map<std::string, Setting> settings;
   for (const auto& [name, value] : env) {
-    // PSTRAIN_FAILPOINTS is no setting of the run: common/failpoint.hpp reads it at start.
+    // The failpoints are no setting of the run: common/failpoint.hpp reads them at start.
     if (name.rfind("PSTRAIN_", 0) != 0 || name == "PSTRAIN_CONFIG" ||
-        name == "PSTRAIN_FAILPOINTS") {
+        name == failpoint::kVariable) {
       continue;
     }
     auto key = std::find_if(keys().begin(), keys().end(),

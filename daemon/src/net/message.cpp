@@ -82,6 +82,7 @@ const std::vector<TypeInfo>& typeTable() {
       {MessageType::kCutFreeze, "cut-freeze", encode(CutFreeze{}).size(), false},
       {MessageType::kSliceState, "slice-state", encode(SliceState{}).size(), true},
       {MessageType::kRecut, "recut", encode(Recut{}).size(), false},
+      {MessageType::kCutCommit, "cut-commit", encode(CutCommit{}).size(), false},
   };
   return table;
 }
@@ -189,10 +190,14 @@ std::vector<std::uint8_t> encode(const CutFreeze& m) {
   return fields([&](ByteWriter& w) { w.put(m.generation); });
 }
 
+std::vector<std::uint8_t> encode(const CutCommit& m) {
+  return fields([&](ByteWriter& w) { w.put(m.generation); });
+}
+
 std::vector<std::uint8_t> encode(const SliceState& m) {
   return fields([&](ByteWriter& w) {
     w.put(m.generation).put(m.psCount).put(m.index).put(m.offset).put(m.count).put(m.globalStep);
-    w.put(m.moments).put(m.scalars[0]).put(m.scalars[1]);
+    w.put(m.moments).put(m.scalars[0]).put(m.scalars[1]).put(m.follows);
   });
 }
 
@@ -307,6 +312,10 @@ CutFreeze decodeCutFreeze(const std::vector<std::uint8_t>& bytes) {
   return decodeExactly(bytes, [](ByteReader& r) { return CutFreeze{r.get<std::uint64_t>()}; });
 }
 
+CutCommit decodeCutCommit(const std::vector<std::uint8_t>& bytes) {
+  return decodeExactly(bytes, [](ByteReader& r) { return CutCommit{r.get<std::uint64_t>()}; });
+}
+
 SliceState decodeSliceState(const std::vector<std::uint8_t>& bytes,
                             std::uint64_t parameterCount) {
   return decodeExactly(bytes, [&](ByteReader& r) {
@@ -320,12 +329,14 @@ SliceState decodeSliceState(const std::vector<std::uint8_t>& bytes,
     m.moments = r.get<std::uint32_t>();
     m.scalars[0] = r.get<double>();
     m.scalars[1] = r.get<double>();
-    if (m.index >= m.psCount || m.moments > kMaxMoments || m.offset > parameterCount ||
-        m.count > parameterCount - m.offset) {
+    m.follows = r.get<std::uint32_t>();
+    if (m.follows > 1 || m.index >= m.psCount || m.moments > kMaxMoments ||
+        m.offset > parameterCount || m.count > parameterCount - m.offset) {
       throw ProtocolError("a slice state of ps " + std::to_string(m.index) + " of " +
                           std::to_string(m.psCount) + ", parameters [" + std::to_string(m.offset) +
                           ", +" + std::to_string(m.count) + ") with " +
-                          std::to_string(m.moments) + " moments, in a model of " +
+                          std::to_string(m.moments) + " moments, followed by " +
+                          std::to_string(m.follows) + " more, in a model of " +
                           std::to_string(parameterCount));
     }
     return m;

@@ -26,7 +26,7 @@ PsLinks::Recut Client::recutter(float* params) {
 }
 
 RecutResult Client::recut(const std::vector<net::Endpoint>& target, float* params) {
-  drain(params);
+  if (params) drain(params);
   return coordinator_->recut(links_, target, params);
 }
 
@@ -51,8 +51,7 @@ void Client::rejoin(float* params) {
 }
 
 void Client::connect() {
-  std::vector<float> none(options_.layout.parameterCount());
-  links_.connectCut(recutter(none.data()));
+  links_.connectCut(recutter(nullptr));  // no copy yet: a re-cut takes every slice from the ps
   for (const auto& link : links_) observer_.connected(link.endpoint, link.shard);
   awaitRecoveredShards();
 }

@@ -7,7 +7,8 @@ namespace pstrain::ps {
 CutAssembly::CutAssembly(const float* copy, size_t parameterCount, std::uint64_t generation,
                          std::uint64_t globalStep)
     : parameterCount_(parameterCount),
-      copy_(copy, copy + parameterCount),
+      copy_(copy ? std::vector<float>(copy, copy + parameterCount)
+                 : std::vector<float>(parameterCount, 0.0f)),
       copyGeneration_(generation),
       copyStep_(globalStep),
       generation_(generation) {}
@@ -43,12 +44,25 @@ std::uint64_t CutAssembly::globalStep() const {
   return step;
 }
 
-std::uint64_t CutAssembly::movedState() const {
+std::vector<bool> CutAssembly::covered() const {
   std::vector<bool> covered(parameterCount_, false);
   for (const auto& given : given_) {
     std::fill_n(covered.begin() + long(given.state.offset), given.state.count, true);
   }
-  return std::uint64_t(std::count(covered.begin(), covered.end(), true));
+  return covered;
+}
+
+std::uint64_t CutAssembly::movedState() const {
+  const auto given = covered();
+  return std::uint64_t(std::count(given.begin(), given.end(), true));
+}
+
+std::optional<ShardRange> CutAssembly::uncovered() const {
+  const auto given = covered();
+  const auto begin = std::find(given.begin(), given.end(), false);
+  if (begin == given.end()) return std::nullopt;
+  const auto end = std::find(begin, given.end(), true);
+  return ShardRange{size_t(begin - given.begin()), size_t(end - begin)};
 }
 
 net::SliceState CutAssembly::slice(std::uint64_t generation, int psCount, int index,

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <string>
 
+
+#include <fmt/format.h>
+
 #include "pstrain/common/error.hpp"
+#include "pstrain/common/failpoint.hpp"
 #include "pstrain/ps/cut_assembly.hpp"
 
 namespace pstrain::ps {
@@ -72,30 +76,47 @@ Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target) {
   return frozen;
 }
 
-// Each frozen ps stops applying pushes and gives its slice with its optimizer state.
+// Each frozen ps stops applying pushes and gives its slice with its optimizer state, and the
+// slice it kept from the re-cut before.
 void freeze(Frozen& frozen, std::uint64_t generation, size_t parameterCount,
             CutAssembly& assembly) {
   for (auto& ps : frozen.ps) {
     auto& channel = *ps.link.channel;
     try {
       channel.send(net::MessageType::kCutFreeze, net::encode(net::CutFreeze{generation}));
-      const auto& frame = channel.receive();
-      if (frame.type != net::MessageType::kSliceState) {
-        throw ProtocolError("expected slice-state but received " + net::messageName(frame.type));
+      for (bool more = true; more;) {
+        const auto& frame = channel.receive();
+        if (frame.type != net::MessageType::kSliceState) {
+          throw ProtocolError("expected slice-state but received " + net::messageName(frame.type));
+        }
+        const auto state = net::decodeSliceState(frame.fields, parameterCount);
+        std::vector<float> values(state.count * (1 + state.moments));
+        channel.receiveValues(values.data(), values.size());
+        assembly.add(state, values);
+        more = state.follows > 0;
       }
-      const auto state = net::decodeSliceState(frame.fields, parameterCount);
-      std::vector<float> values(state.count * (1 + state.moments));
-      channel.receiveValues(values.data(), values.size());
-      assembly.add(state, values);
     } catch (const UnreachableError&) {
       if (ps.inTarget) throw;  // no cut without it: the frozen ps thaw, and it is tried again
       frozen.missed(ps.link.endpoint);
     }
+    PSTRAIN_FAILPOINT("recut.after-freeze");
   }
 }
 
-// Each frozen ps serves its slice of the cut over `target`, or none where it leaves.
-void install(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint64_t generation,
+// Sends a frozen ps a request of the re-cut and awaits its acknowledgement; a ps that leaves the
+// cut may be gone.
+void request(Frozen::Ps& ps, net::MessageType type, const std::vector<std::uint8_t>& fields,
+             const std::vector<float>& values = {}) {
+  try {
+    ps.link.channel->send(type, fields, values.data(), values.size());
+    ps.link.channel->receiveExpected(net::MessageType::kStatusReply);
+  } catch (const UnreachableError&) {
+    if (ps.inTarget) throw;
+  }
+}
+
+// Each frozen ps holds its slice of the cut over `target`, or none where it leaves.
+void prepare(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint64_t generation,
              size_t parameterCount, const CutAssembly& assembly) {
   const int toPs = int(target.size());
   for (auto& ps : frozen.ps) {
@@ -106,13 +127,19 @@ void install(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint
         ps.inTarget ? assembly.slice(generation, toPs, index,
                                      shardRange(parameterCount, toPs, index), values)
                     : assembly.slice(generation, toPs, 0, {0, 0}, values);
-    try {
-      ps.link.channel->send(net::MessageType::kSliceState, net::encode(state), values.data(),
-                            values.size());
-      ps.link.channel->receiveExpected(net::MessageType::kStatusReply);
-    } catch (const UnreachableError&) {
-      if (ps.inTarget) throw;
-    }
+    request(ps, net::MessageType::kSliceState, net::encode(state), values);
+    PSTRAIN_FAILPOINT("recut.after-prepare");
+  }
+}
+
+// Every ps holds its slice: each serves it now, those of the new cut first, so that a ps that
+// leaves, and is stopped once out of the run, keeps its slice until the new cut is served.
+void commit(Frozen& frozen, std::uint64_t generation) {
+  std::stable_partition(frozen.ps.begin(), frozen.ps.end(),
+                        [](const Frozen::Ps& ps) { return ps.inTarget; });
+  for (auto& ps : frozen.ps) {
+    request(ps, net::MessageType::kCutCommit, net::encode(net::CutCommit{generation}));
+    PSTRAIN_FAILPOINT("recut.after-commit");
   }
 }
 
@@ -131,7 +158,7 @@ std::optional<std::vector<net::Endpoint>> RecutCoordinator::changedSettings(
 }
 
 RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpoint>& target,
-                                    float* params) {
+                                    const float* copy) {
   const auto parameterCount = links.options().layout.parameterCount();
   // Our copy is of the last answers: as of the lowest step they said.
   const auto copyStep = links.copyStep();
@@ -140,9 +167,19 @@ RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpo
     std::uint64_t generation = links.generation();
     for (const auto& ps : frozen.ps) generation = std::max(generation, ps.link.shard.generation);
     ++generation;
-    CutAssembly assembly(params, parameterCount, links.generation(), copyStep);
+    CutAssembly assembly(copy, parameterCount, links.generation(), copyStep);
     freeze(frozen, generation, parameterCount, assembly);
-    install(frozen, target, generation, parameterCount, assembly);
+    const auto gap = copy ? std::nullopt : assembly.uncovered();
+    if (gap) {
+      // Returning closes the links: every frozen ps serves its cut again.
+      return {false, fmt::format("no ps gave parameters [{}, {}) and worker 0, started again, "
+                                 "holds no copy of them: the re-cut stops, the ps serve the cut "
+                                 "they served",
+                                 gap->offset, gap->offset + gap->count)};
+    }
+    prepare(frozen, target, generation, parameterCount, assembly);
+    commit(frozen, generation);
+    PSTRAIN_FAILPOINT("recut.before-report");
     links.serve(target);
     observer_.recut(generation, assembly.fromPs(), int(target.size()), assembly.globalStep(),
                     assembly.movedState(), assembly.lostState(), frozen.unreached);

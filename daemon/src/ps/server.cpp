@@ -92,8 +92,10 @@ std::uint32_t Server::maxPayload() const {
       options_.layout.parameterCount());
 }
 
-Shard::Slice Server::freeze(std::uint64_t generation) {
+CutControl::Frozen Server::freeze(std::uint64_t generation) {
   std::shared_ptr<ServedCut> cut;
+  Frozen frozen;
+  std::optional<std::pair<CutSlice, std::uint64_t>> kept;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
     if (generation <= cut_->position().generation) {
@@ -102,27 +104,63 @@ Shard::Slice Server::freeze(std::uint64_t generation) {
                           std::to_string(cut_->position().generation));
     }
     frozen_ = cut = cut_;
+    prepared_.reset();
+    frozen.number = ++freezes_;
+    kept = kept_;
   }
   cut->freeze();
   auto slice = cut->shard().slice();  // frozen: the checksum is of the same values
   observer_.cutFrozen(generation, ServerObserver::SliceValues::of(cut->position(),
                                                                   cut->shard().checksum()),
                       slice.globalStep);
-  return slice;
+  frozen.slices.push_back({cut->position(), std::move(slice)});
+  if (kept) {
+    const auto& [given, checksum] = *kept;
+    observer_.cutFrozen(generation, ServerObserver::SliceValues::of(given.position, checksum),
+                        given.slice.globalStep);
+    frozen.slices.push_back(given);
+  }
+  return frozen;
 }
 
-void Server::install(const CutPosition& position, const Shard::Slice& slice) {
-  std::optional<Shard::Slice> planted;
-  if (const auto hit = PSTRAIN_FAILPOINT("recut.install")) planted = spoilt(slice, hit);
-  const auto checksum = replaceCut(position, planted ? *planted : slice);
-  observer_.cutInstalled(position, slice.globalStep, checksum);
+void Server::prepare(const CutSlice& given) {
+  std::lock_guard<std::mutex> lock(cutMutex_);
+  if (!frozen_) {
+    throw ProtocolError("a slice of the re-cut to generation " +
+                        std::to_string(given.position.generation) + " for a ps not frozen");
+  }
+  prepared_ = given;
+  if (const auto hit = PSTRAIN_FAILPOINT("recut.install")) {
+    prepared_->slice = spoilt(given.slice, hit);
+  }
 }
 
-void Server::thaw() {
+std::uint64_t Server::commit(std::uint64_t generation) {
+  CutSlice prepared;
+  {
+    std::lock_guard<std::mutex> lock(cutMutex_);
+    if (!prepared_ || prepared_->position.generation != generation || !frozen_) {
+      throw ProtocolError("a commit of the re-cut to generation " + std::to_string(generation) +
+                          ", but this ps holds no slice of it");
+    }
+    prepared = std::move(*prepared_);
+    prepared_.reset();
+    // Frozen: no push changes it any more.
+    kept_.emplace(CutSlice{frozen_->position(), frozen_->shard().slice()},
+                  frozen_->shard().checksum());
+  }
+  const auto checksum = replaceCut(prepared.position, prepared.slice);
+  observer_.cutInstalled(prepared.position, prepared.slice.globalStep, checksum);
+  return prepared.slice.globalStep;
+}
+
+void Server::thaw(std::uint64_t number) {
   std::shared_ptr<ServedCut> frozen;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
-    if (!frozen_ || frozen_ != cut_) return;  // installed meanwhile, or never frozen
+    if (number != freezes_) return;  // frozen again since, by a worker 0 started again
+    prepared_.reset();
+    if (!frozen_ || frozen_ != cut_) return;  // committed meanwhile, or never frozen
     frozen = frozen_;
   }
   const auto checksum = replaceCut(frozen->position(), frozen->shard().slice());

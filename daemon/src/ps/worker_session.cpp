@@ -16,7 +16,7 @@ constexpr std::chrono::milliseconds kFrozenWait{30000};
 }  // namespace
 
 WorkerSession::~WorkerSession() {
-  if (froze_) shared_.control.thaw();
+  if (froze_) shared_.control.thaw(*froze_);
 }
 
 void WorkerSession::serve() {
@@ -24,8 +24,9 @@ void WorkerSession::serve() {
     const auto& frame = channel_.receive();
     // The worker's step is over once its next request is here (a push: once it is applied).
     if (frame.type != net::MessageType::kPush) place_.leave();
-    const bool chiefRecuts =
-        frame.type == net::MessageType::kCutFreeze || frame.type == net::MessageType::kSliceState;
+    const bool chiefRecuts = frame.type == net::MessageType::kCutFreeze ||
+                             frame.type == net::MessageType::kSliceState ||
+                             frame.type == net::MessageType::kCutCommit;
     if (chiefRecuts && worker_ != 0) {
       throw ProtocolError("worker " + std::to_string(worker_) + " sent " +
                           net::messageName(frame.type) + ": only worker 0 re-cuts the ps");
@@ -57,7 +58,10 @@ void WorkerSession::serve() {
         freeze(frame);
         break;
       case net::MessageType::kSliceState:
-        install(frame);
+        prepare(frame);
+        break;
+      case net::MessageType::kCutCommit:
+        commit(frame);
         break;
       default:
         throw ProtocolError("a ps does not accept " + net::messageName(frame.type) +
@@ -132,24 +136,28 @@ void WorkerSession::adopt(const net::Incoming& frame) {
 
 void WorkerSession::freeze(const net::Incoming& frame) {
   const auto request = net::decodeCutFreeze(frame.fields);
-  auto slice = shared_.control.freeze(request.generation);
-  froze_ = true;
+  auto frozen = shared_.control.freeze(request.generation);
+  froze_ = frozen.number;
   PSTRAIN_FAILPOINT("recut.frozen");
-  const auto position = shared_.cut->position();
-  net::SliceState state{position.generation,   std::uint32_t(position.psCount),
-                        std::uint32_t(position.index), position.range.offset,
-                        position.range.count,  slice.globalStep,
-                        std::uint32_t(slice.optimizer.moments.size()),
-                        {slice.optimizer.scalars[0], slice.optimizer.scalars[1]}};
-  // One frame: the parameters, then each moment.
-  std::vector<float> values = std::move(slice.params);
-  for (const auto& moment : slice.optimizer.moments) {
-    values.insert(values.end(), moment.begin(), moment.end());
+  for (size_t i = 0; i < frozen.slices.size(); ++i) {
+    const auto& [position, slice] = frozen.slices[i];
+    net::SliceState state{position.generation,   std::uint32_t(position.psCount),
+                          std::uint32_t(position.index), position.range.offset,
+                          position.range.count,  slice.globalStep,
+                          std::uint32_t(slice.optimizer.moments.size()),
+                          {slice.optimizer.scalars[0], slice.optimizer.scalars[1]},
+                          std::uint32_t(frozen.slices.size() - 1 - i)};
+    // One frame: the parameters, then each moment.
+    std::vector<float> values = slice.params;
+    for (const auto& moment : slice.optimizer.moments) {
+      values.insert(values.end(), moment.begin(), moment.end());
+    }
+    channel_.send(net::MessageType::kSliceState, net::encode(state), values.data(),
+                  values.size());
   }
-  channel_.send(net::MessageType::kSliceState, net::encode(state), values.data(), values.size());
 }
 
-void WorkerSession::install(const net::Incoming& frame) {
+void WorkerSession::prepare(const net::Incoming& frame) {
   const auto state = net::decodeSliceState(frame.fields, shared_.layout.parameterCount());
   const auto count = size_t(state.count);
   if (frame.valueCount != count * (1 + state.moments)) {
@@ -159,25 +167,35 @@ void WorkerSession::install(const net::Incoming& frame) {
   }
   std::vector<float> values(frame.valueCount);
   channel_.receiveValues(values.data(), values.size());
-  Shard::Slice slice{state.globalStep, {values.begin(), values.begin() + long(count)}, {}};
+  CutSlice given{{state.generation, int(state.psCount), int(state.index), {size_t(state.offset), count}},
+                 {state.globalStep, {values.begin(), values.begin() + long(count)}, {}}};
   for (std::uint32_t m = 0; m < state.moments; ++m) {
     const auto begin = values.begin() + long(count * (1 + m));
-    slice.optimizer.moments.emplace_back(begin, begin + long(count));
+    given.slice.optimizer.moments.emplace_back(begin, begin + long(count));
   }
-  slice.optimizer.scalars[0] = state.scalars[0];
-  slice.optimizer.scalars[1] = state.scalars[1];
-  const CutPosition position{state.generation, int(state.psCount), int(state.index),
-                             {size_t(state.offset), count}};
+  given.slice.optimizer.scalars[0] = state.scalars[0];
+  given.slice.optimizer.scalars[1] = state.scalars[1];
+  shared_.control.prepare(given);
+  acknowledge(state.globalStep);
+}
+
+void WorkerSession::commit(const net::Incoming& frame) {
+  const auto request = net::decodeCutCommit(frame.fields);
+  std::uint64_t globalStep = 0;
   try {
-    shared_.control.install(position, slice);
+    globalStep = shared_.control.commit(request.generation);
   } catch (const DecodeError& e) {
     throw ProtocolError(std::string("a slice state this ps cannot serve: ") + e.what());
   }
-  froze_ = false;
+  froze_.reset();
   PSTRAIN_FAILPOINT("recut.installed");
+  acknowledge(globalStep);
+}
+
+void WorkerSession::acknowledge(std::uint64_t globalStep) {
   channel_.send(net::MessageType::kStatusReply,
                 net::encode(net::StatusReply{Role::kPs, std::uint32_t(shared_.index),
-                                             slice.globalStep, false}));
+                                             globalStep, false}));
 }
 
 void WorkerSession::recut() {

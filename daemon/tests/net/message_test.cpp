@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(header_round_trips) {
 BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(0x12345678, 1, 4, 12)).find("bad magic") != std::string::npos);
   // A frame of another release names both versions: a mixed cluster fails at the handshake.
-  const auto other = headerError(header(kMagic, 8, 1, 47));
-  BOOST_TEST(other.find("protocol version 8, this pstrain 9") != std::string::npos, other);
+  const auto other = headerError(header(kMagic, 9, 1, 47));
+  BOOST_TEST(other.find("protocol version 9, this pstrain 10") != std::string::npos, other);
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 0, 0)).find("unknown message type 0") !=
              std::string::npos);
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 99, 0)).find("unknown message type 99") !=
@@ -64,7 +64,7 @@ BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 20)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 9, 5000)) != "accepted");
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 1, 31 + 16)) == "accepted");
-  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 16, 0)).find("unknown message type 16") !=
+  BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 17, 0)).find("unknown message type 17") !=
              std::string::npos);
   // 6, the retired status query, is no type any more.
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 6, 0)).find("unknown message type 6") !=
@@ -95,17 +95,19 @@ BOOST_AUTO_TEST_CASE(messages_round_trip) {
   BOOST_TEST(welcome.psCount == 2u);
 
   auto slice = decodeSliceState(
-      encode(SliceState{3, 2, 1, 50885, 50885, 1200, 2, {0.5, 0.25}}), 101770);
+      encode(SliceState{3, 2, 1, 50885, 50885, 1200, 2, {0.5, 0.25}, 1}), 101770);
   BOOST_TEST(slice.generation == 3u);
   BOOST_TEST(slice.index == 1u);
   BOOST_TEST(slice.count == 50885u);
   BOOST_TEST(slice.moments == 2u);
   BOOST_TEST(slice.scalars[1] == 0.25);
+  BOOST_TEST(slice.follows == 1u);
   BOOST_TEST(carriesValues(MessageType::kSliceState));
   auto recut = decodeRecut(encode(Recut{5, 3}));
   BOOST_TEST(recut.generation == 5u);
   BOOST_TEST(recut.psCount == 3u);
   BOOST_TEST(decodeCutFreeze(encode(CutFreeze{9})).generation == 9u);
+  BOOST_TEST(decodeCutCommit(encode(CutCommit{10})).generation == 10u);
 
   auto push = decodePush(encode(Push{42, 0.25f, 7, 3, 0xfedcba9876543210u, 31}));
   BOOST_TEST(push.localStep == 42u);
@@ -154,12 +156,13 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(fixedFieldsSize(MessageType::kDone) == 8u);
   BOOST_TEST(fixedFieldsSize(MessageType::kShardCopy) == 8u);
   BOOST_TEST(fixedFieldsSize(MessageType::kCutFreeze) == 8u);
-  BOOST_TEST(fixedFieldsSize(MessageType::kSliceState) == 60u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kSliceState) == 64u);
+  BOOST_TEST(fixedFieldsSize(MessageType::kCutCommit) == 8u);
   BOOST_TEST(fixedFieldsSize(MessageType::kRecut) == 12u);
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
   BOOST_TEST(carriesValues(MessageType::kShardCopy));
-  BOOST_TEST(kProtocolVersion == 9u);
+  BOOST_TEST(kProtocolVersion == 10u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
@@ -171,10 +174,10 @@ BOOST_AUTO_TEST_CASE(frame_limits_fit_the_largest_frame_of_the_whole_model) {
   const size_t parameters = 1000;
   BOOST_TEST(maxFrameBytes({MessageType::kParams}, parameters) == 24u + 4 * parameters);
   BOOST_TEST(maxFrameBytes({MessageType::kParams, MessageType::kSliceState}, parameters) ==
-             60u + 12 * parameters);
+             64u + 12 * parameters);
   BOOST_TEST(maxFrameBytes({MessageType::kPush, MessageType::kShardCopy,
                             MessageType::kSliceState},
-                           parameters) == 60u + 12 * parameters);
+                           parameters) == 64u + 12 * parameters);
   const auto payload = maxFrameBytes({MessageType::kParams}, parameters);
   BOOST_TEST(headerError(encodeHeader(MessageType::kParams, payload), payload) == "accepted");
   BOOST_TEST(headerError(encodeHeader(MessageType::kParams, payload + 4), payload) != "accepted");
@@ -198,12 +201,14 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
   BOOST_CHECK_THROW(decodeParams(encode(Params{1, true, false, 0, false, 3, 3})), ProtocolError);
   BOOST_CHECK_THROW(decodeDone({}), ProtocolError);
   // A slice beyond the model, an index beyond its cut, more moments than any optimizer keeps,
-  // a welcome to a cut of no ps.
+  // more slices to follow than a ps keeps, a welcome to a cut of no ps.
   BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 60000, 50000, 0, 0, {1, 1}}), 101770),
                     ProtocolError);
   BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 2, 0, 10, 0, 0, {1, 1}}), 101770),
                     ProtocolError);
   BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 3, {1, 1}}), 101770),
+                    ProtocolError);
+  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 2, {1, 1}, 2}), 101770),
                     ProtocolError);
   BOOST_CHECK_THROW(decodeWelcome(encode(Welcome{0, 10, 0, 10, 0, 0, 0})), ProtocolError);
   // An encoding no release has, and gradient factors in a lossy encoding.

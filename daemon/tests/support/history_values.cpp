@@ -67,14 +67,16 @@ std::map<std::uint64_t, Recut> recutsOf(const std::vector<Life>& lives,
                                         const std::vector<const HistorySegment*>& run) {
   std::map<std::uint64_t, Recut> recuts;
   for (const auto& life : lives) {
-    std::map<std::uint64_t, const HistoryRecord*> frozen;  // the life's last, by generation
+    // The life's last, by the generation frozen for and the one frozen (a freeze gives the cut
+    // served and the slice kept from the re-cut before).
+    std::map<std::pair<std::uint64_t, std::uint64_t>, const HistoryRecord*> frozen;
     for (const auto& r : life.segment->records) {
-      if (r.kind == HistoryKind::kCutFrozen) frozen[r.generation] = &r;
+      if (r.kind == HistoryKind::kCutFrozen) frozen[{r.generation, r.value}] = &r;
       if (r.kind == HistoryKind::kCutInstalled && r.count > 0) {
         recuts[r.generation].installed.push_back(&r);
       }
     }
-    for (const auto& [generation, r] : frozen) recuts[generation].frozen.push_back({r, &life});
+    for (const auto& [key, r] : frozen) recuts[key.first].frozen.push_back({r, &life});
   }
   for (const auto* segment : run) {
     for (const auto& r : segment->records) {
@@ -187,14 +189,15 @@ void checkLostState(std::uint64_t generation, const Recut& recut,
       generation, step, recut.outcome->value));
 }
 
-// A thaw gives back the values frozen.
+// A thaw gives back the values frozen of the cut it serves again.
 void checkThaws(const Life& life, std::vector<std::string>& violations) {
-  const HistoryRecord* frozen = nullptr;
+  std::map<std::uint64_t, const HistoryRecord*> frozen;  // the last, by the generation frozen
   for (const auto& r : life.segment->records) {
-    if (r.kind == HistoryKind::kCutFrozen) frozen = &r;
-    if (r.kind != HistoryKind::kCutThawed || !frozen) continue;
+    if (r.kind == HistoryKind::kCutFrozen) frozen[r.value] = &r;
+    if (r.kind != HistoryKind::kCutThawed || frozen.count(r.generation) == 0) continue;
+    const auto* given = frozen.at(r.generation);
     if (std::tie(r.offset, r.count, r.checksum) !=
-        std::tie(frozen->offset, frozen->count, frozen->checksum)) {
+        std::tie(given->offset, given->count, given->checksum)) {
       violations.push_back(fmt::format(
           "recut-values: {} thawed generation {} at step {} with values other than it froze",
           life.name(), r.generation, r.globalStep));

@@ -14,8 +14,9 @@ namespace pstrain::app {
 // started it dies, so children never outlive a launcher killed without warning.
 class ChildProcess {
  public:
+  // The child has this process's environment, less the variables named in `unset`.
   ChildProcess(const std::vector<std::string>& argv, const std::string& stdoutPath,
-               const std::string& stderrPath);
+               const std::string& stderrPath, const std::vector<std::string>& unset = {});
   ~ChildProcess();
 
   ChildProcess(const ChildProcess&) = delete;

@@ -15,8 +15,9 @@ namespace pstrain::failpoint {
 // hoping a timed fault lands there. Off, a site costs one relaxed atomic load. They are turned
 // on by PSTRAIN_FAILPOINTS, read once at start ("name=setting;name=setting"), or by set().
 //
-// A setting is `[count*]action[(argument)]`: with a count, only that many hits act, then the
-// failpoint is off. The actions any site carries out:
+// A setting is `[skip+][count*]action[(argument)]`: the first `skip` hits pass; then, with a
+// count, only that many hits act, then the failpoint is off ("2+1*kill": the third hit kills).
+// The actions any site carries out:
 //   off        nothing
 //   kill       the process sends itself SIGKILL
 //   pause(ms)  the thread that hit it sleeps that long
@@ -28,6 +29,9 @@ namespace pstrain::failpoint {
 //              shard.sync-barrier: a sync worker whose push waits at the barrier is let in again
 //   zero       recut.install: the slice installed is zeros, parameters and optimizer moments
 //   drop(n)    recut.install: the last n parameters of the slice lose their values and moments
+
+// The environment variable that sets failpoints at start.
+constexpr const char* kVariable = "PSTRAIN_FAILPOINTS";
 
 enum class Action : std::uint8_t { kOff, kKill, kPause, kError, kAgain, kSkip, kZero, kDrop };
 

@@ -19,8 +19,10 @@ constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
 // 6: params say the worker's part of the training set; 7: the ps are re-cut during a run
 // (welcome says the cut, a hello no longer the ps count); 8: a push says whose it is (the client's
 // incarnation and its push number) and its lag, a hello the step the worker knew; 9: pushes and
-// answers say their wire encoding, and a hello the worker's
-constexpr std::uint16_t kProtocolVersion = 9;
+// answers say their wire encoding, and a hello the worker's; 10: a re-cut has two phases (worker
+// 0 gives each ps its slice, then commits the cut), and a freeze answers with the slice the ps
+// kept from the re-cut before as well
+constexpr std::uint16_t kProtocolVersion = 10;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -38,10 +40,13 @@ enum class MessageType : std::uint16_t {
   kProof = 11,       // worker -> ps: its proof of the shared key
   kShardCopy = 12,   // worker -> ps: its copy of the shard, for a ps that lost it (float tail)
   kCutFreeze = 13,   // worker 0 -> ps: apply no more pushes, a re-cut begins; answered with
-                     // kSliceState
-  kSliceState = 14,  // ps -> worker 0 (what it serves) and worker 0 -> ps (what it is to serve,
-                     // answered with kStatusReply): a slice with its optimizer state (float tail)
+                     // kSliceState (one, or two: the one kept from the re-cut before)
+  kSliceState = 14,  // ps -> worker 0 (what it serves) and worker 0 -> ps (what it is to serve
+                     // once committed, answered with kStatusReply): a slice with its optimizer
+                     // state (float tail)
   kRecut = 15,       // ps -> worker: the ps were re-cut; connect to those of the new cut
+  kCutCommit = 16,   // worker 0 -> ps: every ps of the re-cut holds its slice: serve it;
+                     // answered with kStatusReply
 };
 
 std::string messageName(MessageType type);
@@ -143,6 +148,11 @@ struct CutFreeze {
   std::uint64_t generation;
 };
 
+// Worker 0 has given every ps of the re-cut to `generation` its slice: each serves it now.
+struct CutCommit {
+  std::uint64_t generation;
+};
+
 // A slice of the parameters with its optimizer state: what a frozen ps serves, and what worker 0
 // gives each ps of the new cut. The values are `count` parameters, then `moments` arrays of
 // `count` (ps::OptimizerState: Adam's first and second moments).
@@ -155,6 +165,7 @@ struct SliceState {
   std::uint64_t globalStep;
   std::uint32_t moments;
   double scalars[2];  // the optimizer's (Adam: beta1 and beta2 to the power of its steps)
+  std::uint32_t follows;  // slice states that follow this one in the same answer
 };
 constexpr std::uint32_t kMaxMoments = 2;
 
@@ -181,6 +192,7 @@ std::vector<std::uint8_t> encode(const Push& message);
 std::vector<std::uint8_t> encode(const Params& message);
 std::vector<std::uint8_t> encode(const ShardCopy& message);
 std::vector<std::uint8_t> encode(const CutFreeze& message);
+std::vector<std::uint8_t> encode(const CutCommit& message);
 std::vector<std::uint8_t> encode(const SliceState& message);
 std::vector<std::uint8_t> encode(const Recut& message);
 std::vector<std::uint8_t> encode(const StatusReply& message);
@@ -196,6 +208,7 @@ Push decodePush(const std::vector<std::uint8_t>& fields);
 Params decodeParams(const std::vector<std::uint8_t>& fields);
 ShardCopy decodeShardCopy(const std::vector<std::uint8_t>& fields);
 CutFreeze decodeCutFreeze(const std::vector<std::uint8_t>& fields);
+CutCommit decodeCutCommit(const std::vector<std::uint8_t>& fields);
 // Also checks that the slice lies within `parameterCount` and has at most kMaxMoments.
 SliceState decodeSliceState(const std::vector<std::uint8_t>& fields, std::uint64_t parameterCount);
 Recut decodeRecut(const std::vector<std::uint8_t>& fields);

@@ -73,9 +73,10 @@ class Client {
 
  private:
   // What connecting to a cut does where the ps serve different cuts (PsLinks::connectCut):
-  // re-cut them, given a coordinator, `params` (the worker's copy) filling what no ps gives.
+  // re-cut them, given a coordinator, `params` (the worker's copy; null: none yet) filling what
+  // no ps gives.
   PsLinks::Recut recutter(float* params);
-  // Re-cuts the ps over `target` once the answers in flight are read into `params`.
+  // Re-cuts the ps over `target` once the answers in flight are read into `params` (if any).
   RecutResult recut(const std::vector<net::Endpoint>& target, float* params);
   // With a coordinator: re-cuts when the settings name other ps than those connected.
   void followSettings(float* params);

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "pstrain/net/message.hpp"
 #include "pstrain/ps/shard.hpp"
+#include "pstrain/ps/shard_range.hpp"
 
 namespace pstrain::ps {
 
@@ -15,7 +17,8 @@ class CutAssembly {
  public:
   // Starts from `copy`, worker 0's copy of all `parameterCount` parameters as of `generation`
   // and `globalStep`, with no optimizer state: what no ps gives as new keeps these values and
-  // starts its state again.
+  // starts its state again. No copy (null): worker 0 started again and holds none, and every
+  // parameter must come from a ps.
   CutAssembly(const float* copy, size_t parameterCount, std::uint64_t generation,
               std::uint64_t globalStep);
 
@@ -32,6 +35,8 @@ class CutAssembly {
   // Parameters whose optimizer state came with them, and those whose state starts again.
   std::uint64_t movedState() const;
   std::uint64_t lostState() const { return parameterCount_ - movedState(); }
+  // The first range of parameters no ps gave, if any.
+  std::optional<ShardRange> uncovered() const;
   // The number of ps of the newest cut a slice came from (0 if none came).
   int fromPs() const;
 
@@ -46,6 +51,8 @@ class CutAssembly {
   };
   // Whether the copy is newer than `state`.
   bool copyIsNewer(const net::SliceState& state) const;
+  // Which parameters the slices given cover.
+  std::vector<bool> covered() const;
 
   const size_t parameterCount_;
   std::vector<float> copy_;

@@ -23,9 +23,11 @@ class RecutCoordinator {
   std::optional<std::vector<net::Endpoint>> changedSettings(const PsLinks& links);
 
   // Re-cuts the parameters over `target`: the ps of `links` (released: the client connects to
-  // the new cut after) and those it served last give their slices, `params` (worker 0's copy,
-  // its answers read) what none gives. Incomplete where a ps of `target` cannot be reached.
-  RecutResult recut(PsLinks& links, const std::vector<net::Endpoint>& target, float* params);
+  // the new cut after) and those it served last give their slices, `copy` (worker 0's copy, its
+  // answers read) what none gives. Incomplete where a ps of `target` cannot be reached, and
+  // where no ps gives some parameters and there is no copy (null: worker 0 started again).
+  RecutResult recut(PsLinks& links, const std::vector<net::Endpoint>& target,
+                    const float* copy);
 
  private:
   ClientObserver& observer_;

@@ -57,7 +57,7 @@ struct ServerOptions {
 // Each applied push is one global step; after the last the ps goes on answering (with the final
 // parameters) until stopped. It serves one cut of the parameters at a time (ServedCut): the one
 // its checkpoint of this run holds, else the configured one; worker 0 re-cuts the ps (freeze(),
-// install()). The cut is checkpointed periodically, at the last step, at a re-cut and on stop().
+// prepare(), commit()). The cut is checkpointed periodically, at the last step, at a re-cut and on stop().
 class Server : public CutControl {
  public:
   Server(ServerOptions options, ServerObserver& observer);
@@ -89,9 +89,10 @@ class Server : public CutControl {
   void checkpoint() { current()->checkpointer().write(); }
 
   // A re-cut, as worker 0 makes it (CutControl); the sessions of a replaced cut answer kRecut.
-  Shard::Slice freeze(std::uint64_t generation) override;
-  void install(const CutPosition& position, const Shard::Slice& slice) override;
-  void thaw() override;
+  Frozen freeze(std::uint64_t generation) override;
+  void prepare(const CutSlice& given) override;
+  std::uint64_t commit(std::uint64_t generation) override;
+  void thaw(std::uint64_t number) override;
 
   // Stops applying pushes, releases pushes waiting at the sync barrier and writes the last
   // checkpoint: for SIGTERM.
@@ -121,7 +122,11 @@ class Server : public CutControl {
   Membership members_;
   mutable std::mutex cutMutex_;
   std::shared_ptr<ServedCut> cut_;  // the cut served now
-  std::shared_ptr<ServedCut> frozen_;  // the cut a re-cut froze, until it installs the next
+  std::shared_ptr<ServedCut> frozen_;  // the cut a re-cut froze, until it commits the next
+  std::uint64_t freezes_ = 0;          // the number of the last freeze
+  std::optional<CutSlice> prepared_;   // the re-cut's slice for this ps, until committed
+  // The slice frozen by the last re-cut committed here, with its checksum.
+  std::optional<std::pair<CutSlice, std::uint64_t>> kept_;
   int connected_ = 0;                  // workers, as Membership last said
   // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,
   // so every worker starts from the same parameters and the clock starts once.

@@ -48,7 +48,7 @@ class WorkerSession {
       : shared_(shared), channel_(channel), worker_(worker), place_(shared.gate) {
     sentSteps_[0] = sentStep;
   }
-  // A re-cut this session froze and did not install gives the frozen cut back.
+  // A re-cut this session froze and did not commit gives the frozen cut back.
   ~WorkerSession();
 
   // Serves the worker until its channel ends, by the exception that ends it; throws
@@ -59,9 +59,13 @@ class WorkerSession {
   void push(const net::Incoming& frame);
   void adopt(const net::Incoming& frame);
   void finish(const net::Incoming& frame);
-  // Worker 0's re-cut: freezes the cut and sends its slice; installs the slice it is given.
+  // Worker 0's re-cut: freezes the cut and sends its slices; holds the slice it is given; serves
+  // it once committed.
   void freeze(const net::Incoming& frame);
-  void install(const net::Incoming& frame);
+  void prepare(const net::Incoming& frame);
+  void commit(const net::Incoming& frame);
+  // Tells worker 0 the ps holds or serves its slice of the re-cut, at `globalStep`.
+  void acknowledge(std::uint64_t globalStep);
   // Once a re-cut replaced the cut: tells the worker to connect again, and ends the session.
   [[noreturn]] void recut();
   // The shard's dense gradient of a push, received as its encoding says.
@@ -81,7 +85,8 @@ class WorkerSession {
   std::optional<PushEncoding> encoding_;  // of this worker's latest push
   std::vector<std::uint32_t> words_;      // a lossy push's values as received
   AnswerEncoder::Copy copy_;              // what the worker holds (AnswerEncoder)
-  bool froze_ = false;  // a re-cut froze the cut through this session and has not installed one
+  // The freeze a re-cut made through this session, until it commits (CutControl::thaw).
+  std::optional<std::uint64_t> froze_;
 };
 
 }  // namespace pstrain::ps

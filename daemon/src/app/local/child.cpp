@@ -3,6 +3,8 @@
 #include <csignal>
 #include <fstream>
 
+#include "pstrain/common/failpoint.hpp"
+
 namespace pstrain::app::local {
 
 namespace {
@@ -12,7 +14,12 @@ constexpr std::chrono::milliseconds kStopGrace{5000};
 Child::Child(ChildSpec spec, bool readsCopy) : spec_(std::move(spec)), readsCopy_(readsCopy) {}
 
 void Child::start() {
-  process_ = std::make_unique<ChildProcess>(spec_.argv, "/dev/null", spec_.dir + "/stderr.log");
+  // A fault drill's failpoints act on a child's first start: started again, it would hit them
+  // again, and a drill's one fault would become a crash loop.
+  std::vector<std::string> unset;
+  if (starts_++ > 0) unset.emplace_back(failpoint::kVariable);
+  process_ = std::make_unique<ChildProcess>(spec_.argv, "/dev/null", spec_.dir + "/stderr.log",
+                                            unset);
 }
 
 void Child::askToStop() {

@@ -52,6 +52,7 @@ class Child {
  private:
   ChildSpec spec_;
   bool readsCopy_;
+  int starts_ = 0;
   std::unique_ptr<ChildProcess> process_;
 };
 
