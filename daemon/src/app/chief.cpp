@@ -11,6 +11,12 @@
 #include "pstrain/model/onnx_export.hpp"
 
 namespace pstrain::app {
+namespace {
+
+// Worker 0's journal of the ps that hold the run's state (ps::RecutCoordinator).
+constexpr const char* kRecutJournalFile = "recut-journal.txt";
+
+}  // namespace
 
 Chief::Chief(const config::Config& settings, observe::Events& events, observe::Progress& progress,
              serve::ModelSlot& model)
@@ -25,7 +31,8 @@ const data::Examples& Chief::loadTestSet(const data::MnistFiles& files) {
 
 std::unique_ptr<ps::RecutCoordinator> Chief::recutCoordinator(
     ps::ClientObserver& observer) const {
-  return std::make_unique<ps::RecutCoordinator>(observer);
+  return std::make_unique<ps::RecutCoordinator>(
+      observer, settings_.checkpointDir + "/" + kRecutJournalFile, config::runFingerprint(settings_));
 }
 
 void Chief::serveWrittenModel() {

@@ -36,14 +36,14 @@ void WorkerReporter::reconnected(const net::Endpoint& ps, const net::Welcome& we
   events_.emit(event::reconnected(index_, ps.toString(), globalStep));
 }
 
-void WorkerReporter::recut(std::uint64_t generation, int fromPs, int toPs,
-                           std::uint64_t globalStep, std::uint64_t movedState,
-                           std::uint64_t lostState, const std::string& unreached) {
-  events_.emit(
-      event::recut(generation, fromPs, toPs, globalStep, movedState, lostState, unreached));
+void WorkerReporter::recut(const ps::RecutOutcome& outcome) {
+  events_.emit(event::recut(outcome.generation, outcome.fromPs, outcome.toPs, outcome.globalStep,
+                            outcome.movedState, outcome.lostState, outcome.unreached));
   if (!history_) return;
-  history_->record({observe::HistoryKind::kRecut, observe::historyFlag(!unreached.empty()),
-                    std::uint32_t(toPs), generation, globalStep, 0, 0, lostState});
+  history_->record({observe::HistoryKind::kRecut, observe::historyFlag(!outcome.unreached.empty()),
+                    std::uint32_t(outcome.toPs), outcome.generation, outcome.globalStep, 0, 0,
+                    outcome.lostState, 0, outcome.movedState + outcome.lostState,
+                    outcome.checksum});
 }
 
 void WorkerReporter::recutIncomplete(const std::string& reason) {

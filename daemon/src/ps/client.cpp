@@ -47,11 +47,13 @@ void Client::recutAndRejoin(const std::vector<net::Endpoint>& target, float* par
 
 void Client::rejoin(float* params) {
   links_.rejoin(recutter(params));
+  if (coordinator_) coordinator_->remember(links_.served());
   for (auto& link : links_) pullNow(link, params);
 }
 
 void Client::connect() {
   links_.connectCut(recutter(nullptr));  // no copy yet: a re-cut takes every slice from the ps
+  if (coordinator_) coordinator_->remember(links_.served());
   for (const auto& link : links_) observer_.connected(link.endpoint, link.shard);
   awaitRecoveredShards();
 }

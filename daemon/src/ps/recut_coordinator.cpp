@@ -1,13 +1,16 @@
 #include "pstrain/ps/recut_coordinator.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 
 #include <fmt/format.h>
 
+#include "pstrain/common/atomic_file.hpp"
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/failpoint.hpp"
+#include "pstrain/common/value_checksum.hpp"
 #include "pstrain/ps/cut_assembly.hpp"
 
 namespace pstrain::ps {
@@ -16,6 +19,10 @@ namespace {
 // How long worker 0 tries to reach a ps that leaves the cut, for its slice and optimizer state:
 // a pod scaled away may be gone already; its parameters are in worker 0's copy.
 constexpr double kLeavingPsSeconds = 5;
+
+std::string journalHeader(std::uint64_t runId) {
+  return "pstrain: the ps holding run " + std::to_string(runId);
+}
 
 bool contains(const std::vector<net::Endpoint>& endpoints, const net::Endpoint& endpoint) {
   return std::find(endpoints.begin(), endpoints.end(), endpoint) != endpoints.end();
@@ -41,7 +48,8 @@ struct Frozen {
 
 // Every ps of the cut served now and of `target`, each on a link of its own. Those lost or not
 // connected now, and leaving the cut, are tried briefly: a pod scaled away may be gone already.
-Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target) {
+Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target,
+              const std::vector<net::Endpoint>& remembered) {
   Frozen frozen;
   std::vector<net::Endpoint> leaving;
   auto leaves = [&](const net::Endpoint& endpoint) {
@@ -61,6 +69,8 @@ Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target) {
   // (the settings changed again meanwhile) or a connection that found the ps serving different
   // cuts: those leaving give their slices and optimizer state all the same.
   for (const auto& endpoint : links.served()) leaves(endpoint);
+  // A worker 0 started again knows the ps of the cut served from its journal alone.
+  for (const auto& endpoint : remembered) leaves(endpoint);
   for (const auto& endpoint : leaving) {
     try {
       frozen.ps.push_back({links.open(endpoint, kLeavingPsSeconds), false});
@@ -115,10 +125,13 @@ void request(Frozen::Ps& ps, net::MessageType type, const std::vector<std::uint8
   }
 }
 
-// Each frozen ps holds its slice of the cut over `target`, or none where it leaves.
-void prepare(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint64_t generation,
-             size_t parameterCount, const CutAssembly& assembly) {
+// Each frozen ps holds its slice of the cut over `target`, or none where it leaves. Returns the
+// checksum of the slices given.
+std::uint64_t prepare(Frozen& frozen, const std::vector<net::Endpoint>& target,
+                      std::uint64_t generation, size_t parameterCount,
+                      const CutAssembly& assembly) {
   const int toPs = int(target.size());
+  std::uint64_t checksum = 0;
   for (auto& ps : frozen.ps) {
     const int index = int(std::find(target.begin(), target.end(), ps.link.endpoint) -
                           target.begin());
@@ -127,9 +140,13 @@ void prepare(Frozen& frozen, const std::vector<net::Endpoint>& target, std::uint
         ps.inTarget ? assembly.slice(generation, toPs, index,
                                      shardRange(parameterCount, toPs, index), values)
                     : assembly.slice(generation, toPs, 0, {0, 0}, values);
+    std::vector<const float*> moments;
+    for (std::uint32_t m = 1; m <= state.moments; ++m) moments.push_back(&values[m * state.count]);
+    checksum += valueChecksum(state.offset, state.count, values.data(), moments);
     request(ps, net::MessageType::kSliceState, net::encode(state), values);
     PSTRAIN_FAILPOINT("recut.after-prepare");
   }
+  return checksum;
 }
 
 // Every ps holds its slice: each serves it now, those of the new cut first, so that a ps that
@@ -144,6 +161,30 @@ void commit(Frozen& frozen, std::uint64_t generation) {
 }
 
 }  // namespace
+
+RecutCoordinator::RecutCoordinator(ClientObserver& observer, std::string journal,
+                                   std::uint64_t runId)
+    : observer_(observer), journal_(std::move(journal)), runId_(runId) {
+  std::ifstream in(journal_);
+  std::string line;
+  if (journal_.empty() || !std::getline(in, line) || line != journalHeader(runId_)) return;
+  while (std::getline(in, line)) {
+    try {
+      remembered_.push_back(net::parseEndpoint(line));
+    } catch (const ConfigError&) {
+      remembered_.clear();  // not all of it: as if none
+      return;
+    }
+  }
+}
+
+void RecutCoordinator::remember(const std::vector<net::Endpoint>& holders) {
+  remembered_ = holders;
+  if (journal_.empty()) return;
+  std::string contents = journalHeader(runId_) + "\n";
+  for (const auto& endpoint : holders) contents += endpoint.toString() + "\n";
+  writeFileAtomically(journal_, contents);
+}
 
 std::optional<std::vector<net::Endpoint>> RecutCoordinator::changedSettings(
     const PsLinks& links) {
@@ -163,7 +204,10 @@ RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpo
   // Our copy is of the last answers: as of the lowest step they said.
   const auto copyStep = links.copyStep();
   try {
-    auto frozen = gather(links, target);
+    auto frozen = gather(links, target, remembered_);
+    std::vector<net::Endpoint> holders;  // of the run's state until the new cut is served
+    for (const auto& ps : frozen.ps) holders.push_back(ps.link.endpoint);
+    remember(holders);
     std::uint64_t generation = links.generation();
     for (const auto& ps : frozen.ps) generation = std::max(generation, ps.link.shard.generation);
     ++generation;
@@ -177,12 +221,13 @@ RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpo
                                  "they served",
                                  gap->offset, gap->offset + gap->count)};
     }
-    prepare(frozen, target, generation, parameterCount, assembly);
+    const auto checksum = prepare(frozen, target, generation, parameterCount, assembly);
     commit(frozen, generation);
     PSTRAIN_FAILPOINT("recut.before-report");
     links.serve(target);
-    observer_.recut(generation, assembly.fromPs(), int(target.size()), assembly.globalStep(),
-                    assembly.movedState(), assembly.lostState(), frozen.unreached);
+    remember(target);
+    observer_.recut({generation, assembly.fromPs(), int(target.size()), assembly.globalStep(),
+                     assembly.movedState(), assembly.lostState(), frozen.unreached, checksum});
     return {};
   } catch (const UnreachableError& e) {
     return {false, e.what()};

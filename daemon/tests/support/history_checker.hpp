@@ -28,10 +28,10 @@ namespace pstrain::testing {
 //
 // and on values, from the checksums of the slices the ps record (support/history_values):
 //
-//   recut-values      what a re-cut installed adds up to what it assembled from the slices it
-//                     froze (of overlapping ones, the newer generation's, then the later step's),
-//                     where worker 0 recorded the re-cut with no state lost; a thaw gives back
-//                     what was frozen
+//   recut-values      what a re-cut installed adds up to what worker 0 recorded giving the ps,
+//                     and to what it assembled from the slices it froze (of overlapping ones, the
+//                     newer generation's, then the later step's) where it recorded no state lost
+//                     and the slices that win are whole; a thaw gives back what was frozen
 //   recut-step        a re-cut installs no step below the highest its frozen slices were at,
 //                     unless it recorded lost state
 //   lost-state        a re-cut that lost optimizer state (worker 0's record) did not reach a ps,

@@ -147,10 +147,20 @@ bool lostState(const Recut& recut) { return recut.outcome && recut.outcome->valu
 
 void checkRecutValues(std::uint64_t generation, const Recut& recut, std::uint64_t parameters,
                       std::vector<std::string>& violations) {
-  // Where worker 0's record says it filled some state from its own copy, the frozen slices do not
-  // say what was installed; without its record, whether it did is unknown.
-  if (!recut.outcome || lostState(recut)) return;
+  // Without worker 0's record, what it assembled, and whether it filled some from its copy, is
+  // unknown.
+  if (!recut.outcome) return;
   const auto installed = installedSum(recut, parameters);
+  // Its record holds the checksum of what it gave the ps (where it covers every parameter).
+  if (installed && recut.outcome->count == parameters && *installed != recut.outcome->checksum) {
+    violations.push_back(fmt::format(
+        "recut-values: the re-cut to generation {} installed values of checksum {:016x}, not "
+        "the {:016x} worker 0 gave the ps",
+        generation, *installed, recut.outcome->checksum));
+    return;
+  }
+  // Where it filled some state from its own copy, the frozen slices do not say what it gave.
+  if (lostState(recut)) return;
   const auto frozen = frozenSum(recut, parameters);
   if (!installed || !frozen || *installed == *frozen) return;
   violations.push_back(fmt::format(

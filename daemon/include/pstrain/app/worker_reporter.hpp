@@ -30,9 +30,7 @@ class WorkerReporter : public ps::ClientObserver, public worker::TrainerObserver
   void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                    std::uint64_t globalStep) override;
   void waiting(const net::Endpoint& ps, int attempt, const std::string& reason) override;
-  void recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
-             std::uint64_t movedState, std::uint64_t lostState,
-             const std::string& unreached) override;
+  void recut(const ps::RecutOutcome& outcome) override;
   void recutIncomplete(const std::string& reason) override;
   void pushSent(std::uint64_t generation, std::uint64_t pushNumber, std::uint64_t localStep,
                 std::uint64_t basedOn) override;

@@ -7,6 +7,21 @@
 
 namespace pstrain::ps {
 
+// A re-cut worker 0 made, from `fromPs` to `toPs` ps (generation `generation`) at `globalStep`:
+// `movedState` parameters took their optimizer state along, `lostState` start it again (their
+// ps, `unreached`, could not be reached). `checksum`: of the parameters and optimizer state it
+// gave the ps of the new cut (common/value_checksum.hpp).
+struct RecutOutcome {
+  std::uint64_t generation;
+  int fromPs;
+  int toPs;
+  std::uint64_t globalStep;
+  std::uint64_t movedState;
+  std::uint64_t lostState;
+  std::string unreached;
+  std::uint64_t checksum;
+};
+
 // What a worker's ps client reports: the narrow view of metrics, events and log lines that the
 // client has (app/ implements it onto them).
 class ClientObserver {
@@ -20,12 +35,8 @@ class ClientObserver {
   // A channel to `ps` made again, whose parameters are at `globalStep`.
   virtual void reconnected(const net::Endpoint& ps, const net::Welcome& welcome,
                            std::uint64_t globalStep) = 0;
-  // Worker 0 re-cut the parameters from `fromPs` to `toPs` ps (generation `generation`) at
-  // `globalStep`: `movedState` parameters took their optimizer state along, `lostState` start it
-  // again (their ps, `unreached`, could not be reached).
-  virtual void recut(std::uint64_t generation, int fromPs, int toPs, std::uint64_t globalStep,
-                     std::uint64_t movedState, std::uint64_t lostState,
-                     const std::string& unreached) = 0;
+  // Worker 0 re-cut the parameters.
+  virtual void recut(const RecutOutcome& outcome) = 0;
   // Worker 0's re-cut did not complete (`reason`: a ps went away during it). Some ps may serve
   // the new cut and some the old; connecting again finds them and re-cuts.
   virtual void recutIncomplete(const std::string& reason) = 0;

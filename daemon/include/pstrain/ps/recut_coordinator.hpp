@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "pstrain/net/endpoint.hpp"
@@ -16,7 +17,14 @@ namespace pstrain::ps {
 // worker 0 hands its Client one; the other workers' clients have none and wait for its cut.
 class RecutCoordinator {
  public:
-  explicit RecutCoordinator(ClientObserver& observer) : observer_(observer) {}
+  // `journal`: the file in which worker 0 keeps the ps that hold run `runId`'s state (those of
+  // the cut served, and during a re-cut every ps it freezes), so that a worker 0 started again
+  // finds a ps that leaves the cut and holds what no other ps does; "": none is kept.
+  explicit RecutCoordinator(ClientObserver& observer, std::string journal = "",
+                            std::uint64_t runId = 0);
+
+  // The ps that hold the run's state now: those of the cut the client connected to.
+  void remember(const std::vector<net::Endpoint>& holders);
 
   // The ps the settings name, when they are due to be read again (every settingsEverySeconds)
   // and name other ps than `links` has; nothing otherwise.
@@ -31,6 +39,9 @@ class RecutCoordinator {
 
  private:
   ClientObserver& observer_;
+  const std::string journal_;
+  const std::uint64_t runId_;
+  std::vector<net::Endpoint> remembered_;  // the journal's, as last written or read at start
   std::chrono::steady_clock::time_point nextSettingsRead_{};
 };
 
