@@ -1,6 +1,7 @@
 #include "pstrain/ps/recut_coordinator.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -181,6 +182,7 @@ RecutCoordinator::RecutCoordinator(ClientObserver& observer, std::string journal
 void RecutCoordinator::remember(const std::vector<net::Endpoint>& holders) {
   remembered_ = holders;
   if (journal_.empty()) return;
+  std::filesystem::create_directories(std::filesystem::path(journal_).parent_path());
   std::string contents = journalHeader(runId_) + "\n";
   for (const auto& endpoint : holders) contents += endpoint.toString() + "\n";
   writeFileAtomically(journal_, contents);

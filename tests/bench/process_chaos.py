@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Seeded schedules of real faults on `pstrain local` processes, checked on the run's history.
+
+Each seed draws a run (2 or 3 ps, 2 or 3 workers, sync or async, 6,000 global steps on
+Fashion-MNIST, --record-history) and a schedule of faults, sent to the processes as the run goes:
+
+  kill        SIGKILL to a child chosen at random (worker 0 and the ps among them)
+  stop        SIGSTOP to a child for 0.2-1.5 s, then SIGCONT
+  ps+ / ps-   a ps added or removed (SIGRTMIN, SIGRTMIN+1 to the launcher): worker 0 re-cuts
+  worker+/-   a worker added or removed (SIGUSR1, SIGUSR2 to the launcher)
+
+and, through failpoints (PSTRAIN_FAILPOINTS, each child's first start only):
+
+  recut-kill  worker 0 sends itself SIGKILL at a point of its first re-cut (after the k-th
+              freeze, slice given, or commit, or before it records the re-cut)
+  torn        every ps is killed between its first checkpoint's write and its rename
+
+A seed passes when the launcher exits 0, the summary says exactly 6,000 global steps, and the
+history checker (build/daemon/tests/history_check) finds no violation. Prints each seed's
+outcome and a final count; exits 1 if any seed failed. Needs build/pstrain and history_check
+(ci/build.sh) and Debian's dataset-fashion-mnist.
+
+    python3 tests/bench/process_chaos.py [FIRST [LAST]]      # default seeds 1 to 200
+"""
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PSTRAIN = os.path.join(ROOT, "build", "pstrain")
+CHECK = os.path.join(ROOT, "build", "daemon", "tests", "history_check")
+DATA = "/usr/share/datasets/fashion-mnist"
+STEPS = 6000
+RECUT_SITES = ["recut.after-freeze", "recut.after-prepare", "recut.after-commit"]
+
+
+def draw(seed):
+    """The run's settings, its failpoints and its schedule of (seconds, fault) for `seed`."""
+    rng = random.Random(seed)
+    run = {"ps": rng.choice([2, 3]), "workers": rng.choice([2, 3]),
+           "sync": rng.choice(["true", "false"])}
+    failpoints = []
+    if rng.random() < 0.5:
+        site = rng.choice(RECUT_SITES + ["recut.before-report"])
+        skip = 0 if site == "recut.before-report" else rng.randint(0, 2)
+        failpoints.append(f"{site}={skip}+1*kill")
+    if rng.random() < 0.3:
+        failpoints.append("checkpoint.before-rename=1*kill")
+    faults = []
+    at = 0.3
+    for _ in range(rng.randint(4, 8)):
+        at += rng.uniform(0.15, 0.5)
+        kind = rng.choice(["kill", "kill", "stop", "stop", "ps+", "ps-", "worker+", "worker-"])
+        faults.append((at, kind, rng.random(), rng.uniform(0.2, 1.5)))
+    return run, ";".join(failpoints), faults
+
+
+def children(logs):
+    """The children's log dirs: ps-N and worker-N."""
+    return sorted(d for d in os.listdir(logs) if d.startswith(("ps-", "worker-")))
+
+
+def pid_of(logs, child):
+    """The PID of the child's last start, from its events, or None."""
+    pid = None
+    try:
+        with open(os.path.join(logs, child, "events.jsonl")) as events:
+            for line in events:
+                if '"event":"started"' in line.replace(" ", ""):
+                    pid = json.loads(line).get("pid")
+    except (OSError, ValueError):
+        return None
+    return pid
+
+
+def send(pid, sig):
+    try:
+        os.kill(pid, sig)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def run_seed(seed):
+    run, failpoints, faults = draw(seed)
+    logs = tempfile.mkdtemp(prefix=f"process-chaos-{seed}-")
+    env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
+    argv = [PSTRAIN, "local", "--ps", str(run["ps"]), "--workers", str(run["workers"]),
+            "--sync", run["sync"], "--data-dir", DATA, "--train-steps", str(STEPS),
+            "--eval-every-steps", "0", "--record-history", "--log-dir", logs,
+            "--summary-json", os.path.join(logs, "summary.json")]
+    start = time.monotonic()
+    with open(os.path.join(logs, "local.out"), "w") as out, \
+            open(os.path.join(logs, "local.err"), "w") as err:
+        launcher = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+    done = []
+    for at, kind, pick, hold in faults:
+        while time.monotonic() - start < at and launcher.poll() is None:
+            time.sleep(0.01)
+        if launcher.poll() is not None:
+            break
+        launched = {"ps+": signal.SIGRTMIN, "ps-": signal.SIGRTMIN + 1,
+                    "worker+": signal.SIGUSR1, "worker-": signal.SIGUSR2}
+        if kind in launched:
+            send(launcher.pid, launched[kind])
+            done.append(kind)
+            continue
+        names = children(logs)
+        if not names:
+            continue
+        child = names[int(pick * len(names))]
+        pid = pid_of(logs, child)
+        if pid is None:
+            continue
+        if kind == "kill" and send(pid, signal.SIGKILL):
+            done.append(f"kill {child}")
+        elif kind == "stop" and send(pid, signal.SIGSTOP):
+            time.sleep(hold)
+            send(pid, signal.SIGCONT)
+            done.append(f"stop {child} {hold:.1f}s")
+    try:
+        status = launcher.wait(timeout=300)
+    except subprocess.TimeoutExpired:
+        launcher.kill()
+        status = "timeout"
+    seconds = time.monotonic() - start
+    problems = []
+    if status != 0:
+        problems.append(f"launcher exit {status}: " + open(os.path.join(logs, "local.err")).read()[-400:])
+    else:
+        step = json.load(open(os.path.join(logs, "summary.json")))["global_step"]
+        if step != STEPS:
+            problems.append(f"ended at global step {step}, not {STEPS}")
+    check = subprocess.run([CHECK, logs], capture_output=True, text=True)
+    if check.returncode != 0:
+        problems.append("history: " + (check.stdout.strip() or check.stderr.strip())[:1000])
+    description = (f"{run['ps']} ps, {run['workers']} workers, sync {run['sync']}, "
+                   f"failpoints [{failpoints}], faults [{', '.join(done)}]")
+    return problems, seconds, description, logs
+
+
+def main():
+    first = int(sys.argv[1]) if len(sys.argv) > 1 else 1
+    last = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    for binary in (PSTRAIN, CHECK):
+        if not os.access(binary, os.X_OK):
+            sys.exit(f"no {binary}: build first (ci/build.sh)")
+    failed = []
+    total = time.monotonic()
+    for seed in range(first, last + 1):
+        problems, seconds, description, logs = run_seed(seed)
+        if problems:
+            failed.append(seed)
+            print(f"seed {seed}: FAILED after {seconds:.1f} s ({description}); logs in {logs}")
+            for problem in problems:
+                print("    " + problem.replace("\n", "\n    "))
+        else:
+            print(f"seed {seed}: passed in {seconds:.1f} s ({description})")
+            subprocess.run(["rm", "-rf", logs])
+        sys.stdout.flush()
+    print(f"{last - first + 1 - len(failed)} passed, {len(failed)} failed"
+          + (f": seeds {' '.join(map(str, failed))}" if failed else "")
+          + f"; {time.monotonic() - total:.0f} s")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
