@@ -2,7 +2,8 @@
 """Seeded schedules of real faults on `pstrain local` processes, checked on the run's history.
 
 Each seed draws a run (2 or 3 ps, 2 or 3 workers, sync or async, 6,000 global steps on
-Fashion-MNIST, --record-history) and a schedule of faults, sent to the processes as the run goes:
+Fashion-MNIST, checkpoints every 0.5 s, --record-history) and a schedule of faults, sent to the
+processes as the run goes:
 
   kill        SIGKILL to a child chosen at random (worker 0 and the ps among them)
   stop        SIGSTOP to a child for 0.2-1.5 s, then SIGCONT
@@ -92,7 +93,8 @@ def run_seed(seed):
     env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
     argv = [PSTRAIN, "local", "--ps", str(run["ps"]), "--workers", str(run["workers"]),
             "--sync", run["sync"], "--data-dir", DATA, "--train-steps", str(STEPS),
-            "--eval-every-steps", "0", "--record-history", "--log-dir", logs,
+            "--eval-every-steps", "0", "--checkpoint-every-seconds", "0.5", "--record-history",
+            "--log-dir", logs,
             "--summary-json", os.path.join(logs, "summary.json")]
     start = time.monotonic()
     with open(os.path.join(logs, "local.out"), "w") as out, \
@@ -124,7 +126,7 @@ def run_seed(seed):
             send(pid, signal.SIGCONT)
             done.append(f"stop {child} {hold:.1f}s")
     try:
-        status = launcher.wait(timeout=300)
+        status = launcher.wait(timeout=120)
     except subprocess.TimeoutExpired:
         launcher.kill()
         status = "timeout"

@@ -45,7 +45,8 @@ def last_step(events):
 def run(from_ps, to_ps, failpoints):
     """Test accuracy, and whether worker 0 was started again, of one run."""
     logs = tempfile.mkdtemp(prefix="recut-kill-")
-    argv = [PSTRAIN, "local", "--ps", str(from_ps), "--workers", "2", "--data-dir", DATA,
+    argv = [PSTRAIN, "local", "--ps", str(from_ps), "--workers", "2", "--sync", "true",
+            "--data-dir", DATA,
             "--train-steps", str(STEPS), "--eval-every-steps", "0", "--log-dir", logs,
             "--summary-json", os.path.join(logs, "summary.json")]
     env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
@@ -60,7 +61,9 @@ def run(from_ps, to_ps, failpoints):
     summary = json.load(open(os.path.join(logs, "summary.json")))
     if summary["global_step"] != STEPS:
         sys.exit(f"the run in {logs} ended at global step {summary['global_step']}")
-    restarted = "worker-0 exited" in open(os.path.join(logs, "local.out")).read()
+    with open(os.path.join(logs, "events.jsonl")) as events:
+        restarted = any(json.loads(line).get("event") == "restarted" and
+                        json.loads(line).get("child") == "worker-0" for line in events)
     subprocess.run(["rm", "-rf", logs])
     return summary["test_accuracy"], restarted
 

@@ -124,15 +124,16 @@ void PsLinks::connectCut(const Recut& recut) {
     const auto found = openCut(endpoints);
     if (found == CutFound::kOneCut) return;
     if (found == CutFound::kSettingsChanged) continue;
+    std::string why = found == CutFound::kUntiled
+                          ? "the ps serve slices that do not tile the parameters yet"
+                          : "the ps serve different cuts of the parameters: worker 0 re-cuts them";
     if (recut && found == CutFound::kDifferentCuts) {
       const auto result = recut(endpoints);
       if (result.complete) continue;
       if (Clock::now() >= deadline) throw UnreachableError(result.failure);
+      why = "the ps serve different cuts of the parameters, and the re-cut did not complete: " +
+            result.failure;
     }
-    const std::string why = found == CutFound::kUntiled
-                                ? "the ps serve slices that do not tile the parameters yet"
-                                : "the ps serve different cuts of the parameters: worker 0 "
-                                  "re-cuts them";
     if (Clock::now() >= deadline) {
       throw UnreachableError(why + fmt::format(" (waited {:g} s)", options_.peerTimeoutSeconds));
     }
