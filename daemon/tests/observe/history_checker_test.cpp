@@ -203,6 +203,18 @@ BOOST_AUTO_TEST_CASE(a_run_that_ends_short_of_train_steps_is_flagged) {
   expectOnly(run, "final-step");
 }
 
+// A ps added to the settings and taken out again before worker 0 re-cut served its configured
+// cut of generation 0 and 2 ps, and took no step: the run's last cut is ps 0's, of 1 ps.
+BOOST_AUTO_TEST_CASE(a_ps_that_never_joined_the_cut_is_not_held_to_the_final_step) {
+  auto run = cleanSyncRun();
+  auto ps1 = life(Role::kPs, 1, 0x11, 150, 2, true);
+  ps1.records = {serving(0, 1, 2, 0)};
+  run.push_back(ps1);
+  const auto violations = checkHistories(run);
+  for (const auto& violation : violations) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(violations.empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_stale_push_in_a_sync_step_is_flagged) {
   auto run = cleanSyncRun();
   run[0].records[3].value = 1;

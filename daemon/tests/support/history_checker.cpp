@@ -236,6 +236,9 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
 }
 
 // Every ps of the last cut ends at trainSteps: the latest life that served each of its slices.
+// The last cut is of the last generation, and of the ps count of the slice that went furthest:
+// a ps added to the settings and taken out again before worker 0 re-cut served a configured cut
+// of that generation (0) and another ps count, which no worker trained on.
 void checkFinalStep(const std::vector<PsLife>& lives, std::uint64_t trainSteps,
                     std::vector<std::string>& violations) {
   std::uint64_t lastGeneration = 0;
@@ -244,13 +247,24 @@ void checkFinalStep(const std::vector<PsLife>& lives, std::uint64_t trainSteps,
       if (cut.base) lastGeneration = std::max(lastGeneration, generation);
     }
   }
-  std::map<int, const PsLife*> finalSlices;
   std::uint64_t finalCount = 0;
+  std::uint64_t furthest = 0;
   for (const auto& life : lives) {
     const auto cut = life.cuts.find(lastGeneration);
     if (cut == life.cuts.end() || !cut->second.base || cut->second.outOfRun) continue;
+    if (finalCount == 0 || endOf(cut->second) > furthest) {
+      finalCount = cut->second.psCount;
+      furthest = endOf(cut->second);
+    }
+  }
+  std::map<int, const PsLife*> finalSlices;
+  for (const auto& life : lives) {
+    const auto cut = life.cuts.find(lastGeneration);
+    if (cut == life.cuts.end() || !cut->second.base || cut->second.outOfRun ||
+        cut->second.psCount != finalCount) {
+      continue;
+    }
     finalSlices[cut->second.index] = &life;
-    finalCount = cut->second.psCount;
   }
   for (int index = 0; index < int(finalCount); ++index) {
     const auto served = finalSlices.find(index);
