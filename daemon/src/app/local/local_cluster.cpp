@@ -13,10 +13,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// How long a ps left out of the list may wait for worker 0's re-cut before it is stopped all the
-// same (its parameters are in worker 0's copy).
-constexpr std::chrono::seconds kLeavingPsWait{60};
-
 // How often the launcher's loop looks at the children, the scale signals and worker 0's result.
 constexpr std::chrono::milliseconds kLoopPeriod{10};
 
@@ -111,7 +107,7 @@ void LocalCluster::scale(Clock::time_point now) {
   for (int n = requests.workersToAdd; n > 0; --n) addWorker(now);
   for (int n = requests.workersToRemove; n > 0; --n) removeWorker();
   for (int n = requests.psToAdd; n > 0; --n) addPs(now);
-  for (int n = requests.psToRemove; n > 0; --n) removePs(now);
+  for (int n = requests.psToRemove; n > 0; --n) removePs();
   stopLeavingPs(now);
 }
 
@@ -169,7 +165,7 @@ void LocalCluster::addPs(Clock::time_point now) {
 
 // The newest ps leaves the list; ps 0 stays. It is stopped once worker 0 has cut it out of the
 // run (its slice and optimizer state moved to the others).
-void LocalCluster::removePs(Clock::time_point now) {
+void LocalCluster::removePs() {
   if (psHosts_.count() <= 1) {
     log::logger("local")->warn("SIGRTMIN+1: no ps to remove; ps 0 stays");
     return;
@@ -180,14 +176,13 @@ void LocalCluster::removePs(Clock::time_point now) {
       "{} leaves (SIGRTMIN+1): worker 0 re-cuts the parameters over {} ps, then it stops", name,
       psHosts_.count());
   if (auto leaving = named(name); leaving != shared_->children.end()) {
-    leaving_.insert_or_assign(name, Leaving{now, CutWatch(leaving->spec().httpPort)});
+    leaving_.insert_or_assign(name, CutWatch(leaving->spec().httpPort));
   }
 }
 
-// A leaving ps is not started again if it exits, and is stopped once out of the run, or once it
-// has waited kLeavingPsWait.
+// A leaving ps is not started again if it exits, and is stopped once out of the run.
 void LocalCluster::stopLeavingPs(Clock::time_point now) {
-  for (auto& [name, leaving] : leaving_) {
+  for (auto& [name, cut] : leaving_) {
     auto child = named(name);
     if (child == shared_->children.end() || !child->hasProcess()) continue;
     {
@@ -197,7 +192,7 @@ void LocalCluster::stopLeavingPs(Clock::time_point now) {
         continue;
       }
     }
-    if (!leaving.cut.outOfRun(now) && now < leaving.since + kLeavingPsWait) continue;
+    if (!cut.outOfRun(now)) continue;
     std::lock_guard<std::mutex> lock(shared_->mutex);
     child->remove();
     log::logger("local")->info("{} stopped: it is out of the run", name);

@@ -74,11 +74,6 @@ class LocalCluster {
     bool stopping = false;
     std::vector<Child> children;
   };
-  // A ps taken out of the list: stopped once worker 0 has cut it out of the run.
-  struct Leaving {
-    Clock::time_point since;
-    CutWatch cut;
-  };
 
   void startLocked(Child& child, Clock::time_point now);
   void startReaders(Clock::time_point now);
@@ -87,7 +82,7 @@ class LocalCluster {
   void addWorker(Clock::time_point now);
   void removeWorker();
   void addPs(Clock::time_point now);
-  void removePs(Clock::time_point now);
+  void removePs();
   void stopLeavingPs(Clock::time_point now);
   std::vector<Child>::iterator named(const std::string& name);
 
@@ -97,7 +92,10 @@ class LocalCluster {
   std::shared_ptr<Shared> shared_;
   Supervisor supervisor_;
   ScaleQueue scaleQueue_;
-  std::map<std::string, Leaving> leaving_;  // by child name
+  // The ps taken out of the list, by child name: each is stopped once worker 0 has cut it out
+  // of the run, however long that takes (until then its slice may be the only one, if worker 0
+  // was started again meanwhile), or at the end of the run.
+  std::map<std::string, CutWatch> leaving_;
   std::future<void> dataCopy_;
 };
 
