@@ -153,7 +153,9 @@ KilledRun runKillingEvery(const TempDir& logs, int steps, std::chrono::milliseco
   BOOST_REQUIRE_MESSAGE(waitFor([&] { return launcher.poll().has_value(); }, limit),
                         "not complete after " << limit.count() << " s");
   killed.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  BOOST_REQUIRE_MESSAGE(*launcher.poll() == 0, readText(logs.file("launcher.err")));
+  BOOST_REQUIRE_MESSAGE(*launcher.poll() == 0, "exit status " << *launcher.poll() << ": "
+                                                   << readText(logs.file("launcher.err"))
+                                                   << readText(logs.file("launcher.out")));
   killed.run = summaryOf(logs, readText(logs.file("launcher.out")));
   for (const auto& restarted : eventsOf(logs.path(), "restarted")) {
     ++killed.restarts[restarted->getValue<std::string>("child")];
