@@ -142,7 +142,9 @@ std::uint64_t prepare(Frozen& frozen, const std::vector<net::Endpoint>& target,
                                      shardRange(parameterCount, toPs, index), values)
                     : assembly.slice(generation, toPs, 0, {0, 0}, values);
     std::vector<const float*> moments;
-    for (std::uint32_t m = 1; m <= state.moments; ++m) moments.push_back(&values[m * state.count]);
+    for (std::uint32_t m = 1; m <= state.moments; ++m) {
+      moments.push_back(values.data() + m * state.count);  // a slice of no parameters has none
+    }
     checksum += valueChecksum(state.offset, state.count, values.data(), moments);
     request(ps, net::MessageType::kSliceState, net::encode(state), values);
     PSTRAIN_FAILPOINT("recut.after-prepare");
