@@ -74,6 +74,14 @@ func (r *release) upgradePs(ps int) {
 		r.t.Fatalf("helm upgrade --set ps.number=%d:\n%s", ps, res)
 	}
 	r.t.Logf("helm upgrade --set ps.number=%d", ps)
+	// The kubelet writes the new ConfigMap into worker 0's volume when it next syncs the pod, up
+	// to a minute or two after the upgrade, by when a fast machine's run may have ended. Any
+	// change to the pod syncs it at once: the scenario is about the re-cut, not that period.
+	res = kind.Kubectl("annotate", "pod", "mnist-worker-0", "--namespace", r.namespace, "--overwrite",
+		fmt.Sprintf("pstrain-e2e/ps-number=%d", ps))
+	if res.Err != nil {
+		r.t.Fatalf("kubectl annotate pod mnist-worker-0:\n%s", res)
+	}
 }
 
 // waitRecut waits for worker 0's re-cut of the parameters over `ps` ps, and returns its event.
