@@ -66,7 +66,8 @@ ps::ClientOptions clientOptions(const config::Config& settings, int index,
                            1.0,
                            settings.pushesInFlight,
                            settings.pushEncoding,
-                           settings.pullEncoding};
+                           settings.pullEncoding,
+                           settings.seed};
 }
 
 std::unique_ptr<ps::RecutCoordinator> recutCoordinator(int index, ps::ClientObserver& observer) {

@@ -7,8 +7,7 @@ namespace pstrain::ps {
 CutAssembly::CutAssembly(const float* copy, size_t parameterCount, std::uint64_t generation,
                          std::uint64_t globalStep)
     : parameterCount_(parameterCount),
-      copy_(copy ? std::vector<float>(copy, copy + parameterCount)
-                 : std::vector<float>(parameterCount, 0.0f)),
+      copy_(copy, copy + parameterCount),
       copyGeneration_(generation),
       copyStep_(globalStep),
       generation_(generation) {}

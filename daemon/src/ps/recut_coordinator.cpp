@@ -12,6 +12,7 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/failpoint.hpp"
 #include "pstrain/common/value_checksum.hpp"
+#include "pstrain/model/layout.hpp"
 #include "pstrain/ps/cut_assembly.hpp"
 
 namespace pstrain::ps {
@@ -215,9 +216,15 @@ RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpo
     std::uint64_t generation = links.generation();
     for (const auto& ps : frozen.ps) generation = std::max(generation, ps.link.shard.generation);
     ++generation;
-    CutAssembly assembly(copy, parameterCount, links.generation(), copyStep);
+    // No copy: the initial parameters, which are the run's as long as it has taken no step.
+    const auto initial =
+        copy ? std::vector<float>{} : model::initialParameters(links.options().layout,
+                                                               links.options().seed);
+    CutAssembly assembly(copy ? copy : initial.data(), parameterCount, links.generation(),
+                         copyStep);
     freeze(frozen, generation, parameterCount, assembly);
-    const auto gap = copy ? std::nullopt : assembly.uncovered();
+    const auto gap =
+        copy || assembly.globalStep() == 0 ? std::nullopt : assembly.uncovered();
     if (gap) {
       // Returning closes the links: every frozen ps serves its cut again.
       return {false, fmt::format("no ps gave parameters [{}, {}) and worker 0, started again, "

@@ -76,3 +76,20 @@ BOOST_AUTO_TEST_CASE(the_newer_generation_wins_where_slices_overlap) {
   BOOST_TEST(values[5] == 2.0f);
   BOOST_TEST(values[6] == 1.0f);
 }
+
+// Before the run's first step every optimizer state is at its start: what the copy (the initial
+// parameters, for a worker 0 started again) gives loses none, and the gap is still told.
+BOOST_AUTO_TEST_CASE(at_step_0_no_state_is_lost_and_the_gap_is_told) {
+  std::vector<float> initial(10, 0.5f);
+  CutAssembly assembly(initial.data(), initial.size(), 0, 0);
+  assembly.add({0, 3, 0, 0, 4, 0, 2, {1.0, 1.0}}, sliceValues(0, 4, 1000));
+  BOOST_TEST(assembly.globalStep() == 0u);
+  BOOST_TEST(assembly.movedState() == 4u);
+  BOOST_TEST(assembly.lostState() == 0u);
+  const auto gap = assembly.uncovered();
+  BOOST_REQUIRE(gap.has_value());
+  BOOST_TEST(gap->offset == 4u);
+  BOOST_TEST(gap->count == 6u);
+  assembly.add({0, 3, 2, 8, 2, 0, 2, {1.0, 1.0}}, sliceValues(8, 2, 1000));
+  BOOST_TEST(assembly.uncovered()->count == 4u);  // [4, 8): the first range none gives
+}

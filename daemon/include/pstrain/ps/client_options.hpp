@@ -31,6 +31,9 @@ struct ClientOptions {
   // How pushes and answers go on the wire (net::WireEncoding); the ps must be set the same.
   net::WireEncoding pushEncoding = net::WireEncoding::kFp32;
   net::WireEncoding pullEncoding = net::WireEncoding::kFp32;
+  // The run's seed: its initial parameters (model::initialParameters), which a worker 0 started
+  // again, with no copy, gives a re-cut where no ps gives some and the run has taken no step.
+  std::uint64_t seed = 0;
 };
 
 }  // namespace pstrain::ps

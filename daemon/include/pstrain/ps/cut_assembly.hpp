@@ -17,8 +17,7 @@ class CutAssembly {
  public:
   // Starts from `copy`, worker 0's copy of all `parameterCount` parameters as of `generation`
   // and `globalStep`, with no optimizer state: what no ps gives as new keeps these values and
-  // starts its state again. No copy (null): worker 0 started again and holds none, and every
-  // parameter must come from a ps.
+  // starts its state again.
   CutAssembly(const float* copy, size_t parameterCount, std::uint64_t generation,
               std::uint64_t globalStep);
 
@@ -34,7 +33,10 @@ class CutAssembly {
   std::uint64_t generation() const { return generation_; }
   // Parameters whose optimizer state came with them, and those whose state starts again.
   std::uint64_t movedState() const;
-  std::uint64_t lostState() const { return parameterCount_ - movedState(); }
+  // (At global step 0 every optimizer state is at its start: none is lost.)
+  std::uint64_t lostState() const {
+    return globalStep() == 0 ? 0 : parameterCount_ - movedState();
+  }
   // The first range of parameters no ps gave, if any.
   std::optional<ShardRange> uncovered() const;
   // The number of ps of the newest cut a slice came from (0 if none came).

@@ -32,8 +32,9 @@ class RecutCoordinator {
 
   // Re-cuts the parameters over `target`: the ps of `links` (released: the client connects to
   // the new cut after) and those it served last give their slices, `copy` (worker 0's copy, its
-  // answers read) what none gives. Incomplete where a ps of `target` cannot be reached, and
-  // where no ps gives some parameters and there is no copy (null: worker 0 started again).
+  // answers read) what none gives. With no copy (null: worker 0 started again), the run's initial
+  // parameters give what no ps gives where the run has taken no step; past it, such a re-cut is
+  // incomplete, as is one where a ps of `target` cannot be reached.
   RecutResult recut(PsLinks& links, const std::vector<net::Endpoint>& target,
                     const float* copy);
 
