@@ -45,6 +45,12 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const std::stri
   pid_ = ::fork();
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // This process's handlers are the parent's until exec: a SIGTERM that comes now (a child
+    // stopped as soon as it is started) would be forwarded through the parent's signal pipe and
+    // stop the parent. Default actions first, then the signals the parent blocks.
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    for (int signal = 1; signal < NSIG; ++signal) ::sigaction(signal, &fallback, nullptr);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::dup2(out, STDOUT_FILENO);
     ::dup2(err, STDERR_FILENO);
