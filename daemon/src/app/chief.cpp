@@ -32,7 +32,8 @@ const data::Examples& Chief::loadTestSet(const data::MnistFiles& files) {
 std::unique_ptr<ps::RecutCoordinator> Chief::recutCoordinator(
     ps::ClientObserver& observer) const {
   return std::make_unique<ps::RecutCoordinator>(
-      observer, settings_.checkpointDir + "/" + kRecutJournalFile, config::runFingerprint(settings_));
+      observer, settings_.checkpointDir + "/" + kRecutJournalFile,
+      config::runFingerprint(settings_));
 }
 
 void Chief::serveWrittenModel() {

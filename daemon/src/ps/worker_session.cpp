@@ -167,7 +167,8 @@ void WorkerSession::prepare(const net::Incoming& frame) {
   }
   std::vector<float> values(frame.valueCount);
   channel_.receiveValues(values.data(), values.size());
-  CutSlice given{{state.generation, int(state.psCount), int(state.index), {size_t(state.offset), count}},
+  CutSlice given{{state.generation, int(state.psCount), int(state.index),
+                  {size_t(state.offset), count}},
                  {state.globalStep, {values.begin(), values.begin() + long(count)}, {}}};
   for (std::uint32_t m = 0; m < state.moments; ++m) {
     const auto begin = values.begin() + long(count * (1 + m));

@@ -57,7 +57,8 @@ struct ServerOptions {
 // Each applied push is one global step; after the last the ps goes on answering (with the final
 // parameters) until stopped. It serves one cut of the parameters at a time (ServedCut): the one
 // its checkpoint of this run holds, else the configured one; worker 0 re-cuts the ps (freeze(),
-// prepare(), commit()). The cut is checkpointed periodically, at the last step, at a re-cut and on stop().
+// prepare(), commit()). The cut is checkpointed periodically, at the last step, at a re-cut and
+// on stop().
 class Server : public CutControl {
  public:
   Server(ServerOptions options, ServerObserver& observer);
