@@ -21,7 +21,10 @@ ps::ServerOptions serverOptions(const config::Config& settings, int index) {
   ps::ServerOptions options;
   options.index = index;
   options.layout = layout;
-  options.range = ps::shardRange(layout.parameterCount(), settings.ps, index);
+  // A ps beyond the run's ps serves no configured slice (ps::Server: only its checkpoint's).
+  if (index < settings.ps) {
+    options.range = ps::shardRange(layout.parameterCount(), settings.ps, index);
+  }
   auto all = model::initialParameters(layout, settings.seed);
   options.initial.assign(all.begin() + long(options.range.offset),
                          all.begin() + long(options.range.offset + options.range.count));

@@ -37,11 +37,8 @@ Placement place(const config::Config& config, const std::string& hostname,
   Placement placement{config.role.value_or(pod ? pod->role : Role::kPs),
                       config.index.value_or(pod ? pod->ordinal : 0), 0, {}};
   // Any worker index: workers join and leave during a run (a StatefulSet scaled up has pods
-  // the configuration never counted). The ps are fixed: each serves its shard of ps.
-  if (placement.role == Role::kPs && placement.index >= config.ps) {
-    throw ConfigError("index " + std::to_string(placement.index) + " is out of range: there are " +
-                      std::to_string(config.ps) + " ps processes (key ps)");
-  }
+  // the configuration never counted). A ps beyond the run's ps is one leaving it: it serves its
+  // checkpoint until worker 0 has cut it out, and has no place without one (ps::Server).
   placement.listenPort = placement.role == Role::kPs ? config.psPort : config.workerPort;
 
   if (!config.psHosts.empty()) {

@@ -41,6 +41,14 @@ Server::Server(ServerOptions options, ServerObserver& observer)
   const CutPosition configured{0, options_.ps, options_.index, options_.range};
   const auto saved =
       Checkpointer::read(options_.checkpointPath, options_.runId, observer_);
+  // A ps beyond the run's ps (removed from the settings, and killed before worker 0 cut it out)
+  // serves its checkpoint's slice until then: it may be the only copy of it.
+  if (options_.index >= options_.ps && !(saved && saved->cut.psCount > 0)) {
+    throw ConfigError(fmt::format("index {} is out of range: there are {} ps processes (key ps), "
+                                  "and no checkpoint of this run here to serve until worker 0 "
+                                  "cuts this ps out",
+                                  options_.index, options_.ps));
+  }
   // A checkpoint of this run holds the cut this ps served last, whatever the configuration says
   // now: the number of ps changes during a run.
   if (saved && saved->cut.psCount > 0 && !(saved->cut == configured)) {
@@ -218,18 +226,12 @@ void Server::serve(net::Channel& channel) {
   awaitChief(worker, hello.knownStep);
   auto cut = current();
   const auto state = cut->shard().state();
-  // Joined before it is welcomed (a sync step that comes after its welcome waits for it too),
-  // until serve() returns, however it ends.
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
-  members_.join(worker);
   struct Leaving {
-    Server& server;
+    ServerObserver& observer;
     std::uint32_t worker;
-    ~Leaving() {
-      server.members_.leave(worker);
-      server.observer_.workerLeft(worker);
-    }
-  } leaving{*this, worker};
+    ~Leaving() { observer.workerLeft(worker); }
+  } leaving{observer_, worker};
   const auto& position = cut->position();
   channel.send(net::MessageType::kWelcome,
                net::encode(net::Welcome{position.range.offset, position.range.count,

@@ -17,11 +17,16 @@ constexpr std::chrono::milliseconds kFrozenWait{30000};
 
 WorkerSession::~WorkerSession() {
   if (froze_) shared_.control.thaw(*froze_);
+  if (member_) shared_.members.leave(worker_);
 }
 
 void WorkerSession::serve() {
   for (;;) {
     const auto& frame = channel_.receive();
+    if (!member_) {
+      shared_.members.join(worker_);
+      member_ = true;
+    }
     // The worker's step is over once its next request is here (a push: once it is applied).
     if (frame.type != net::MessageType::kPush) place_.leave();
     const bool chiefRecuts = frame.type == net::MessageType::kCutFreeze ||

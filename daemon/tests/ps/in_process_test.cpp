@@ -431,6 +431,7 @@ CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
   auto worker1 = cluster.client(1);
   worker1->connect();
   std::vector<float> params(smallGradient(cluster).size());
+  worker1->pull(params.data());  // counted among the workers from its first request
   BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
   cluster.startWorker(2);
   // Three workers, each on its own third of the training set: together every example once.
@@ -530,6 +531,35 @@ CLUSTER_TEST(a_sync_step_waits_for_the_workers_connected_as_they_join_and_leave)
   BOOST_TEST(eventsNamed(cluster.psReports(0), "averaged").empty());
 }
 
+CLUSTER_TEST(a_sync_step_waits_for_a_welcomed_worker_only_from_its_first_request) {
+  // A worker welcomed by one ps may wait at another (a new ps, for worker 0): until it asks this
+  // ps for something it is no member here, or every sync step would wait the deadline for it.
+  InProcessCluster cluster(Over::kTransport,
+                           flags(1, 2, 1000, {"--sync", "--sync-timeout-seconds", "10"}));
+  cluster.startPs(0);
+  auto worker0 = cluster.client(0);
+  worker0->connect();
+  auto elsewhere = cluster.client(1);
+  elsewhere->connect();  // welcomed, and silent
+  auto gradient = smallGradient(cluster);
+  std::vector<float> params0(gradient.size()), params1(gradient.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint64_t step = 1; step <= 3; ++step) {  // each would wait 10 s for it
+    BOOST_REQUIRE(worker0->pushPull(ps::Gradient(gradient.data()), params0.data(), step, 0).applied);
+  }
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(5)));
+  // Once it has pulled, it is waited for.
+  elsewhere->pull(params1.data());
+  std::thread pushing([&] {
+    worker0->pushPull(ps::Gradient(gradient.data()), params0.data(), 4, 0);
+  });
+  BOOST_TEST(waitFor([&] { return cluster.server(0).syncArrivals() == 1; },
+                     std::chrono::seconds(5)));
+  elsewhere->pushPull(ps::Gradient(gradient.data()), params1.data(), 1, 0);
+  pushing.join();
+  BOOST_TEST(cluster.server(0).globalStep() == 4u);
+}
+
 CLUSTER_TEST(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
   // Long enough that worker 0, alone at full speed once worker 1 has dropped (a sync step waits
   // for the workers connected), is still training when worker 1 comes back.
@@ -584,9 +614,10 @@ BOOST_AUTO_TEST_CASE(a_worker_that_reconnects_while_its_push_waits_at_the_barrie
   worker0->connect();
   auto worker1 = cluster.client(1);  // waited for, and silent until worker 0 has reconnected
   worker1->connect();
-  const int pullsBefore = pulls;
   auto gradient = smallGradient(cluster);
   std::vector<float> params0(gradient.size()), params1(gradient.size());
+  worker1->pull(params1.data());  // a member of the barrier from its first request on
+  const int pullsBefore = pulls;
   auto trainToTheEnd = [&](ps::Client& worker, std::vector<float>& params, std::uint64_t from) {
     for (auto step = from; !worker.done(); ++step) {
       if (!worker.pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied) break;
@@ -623,10 +654,11 @@ CLUSTER_TEST(stopping_a_ps_releases_pushes_waiting_at_the_sync_barrier) {
   cluster.startPs(0);
   auto worker0 = cluster.client(0);
   worker0->connect();
-  auto worker1 = cluster.client(1);  // connected, so waited for, but it never pushes
+  auto worker1 = cluster.client(1);  // pulled, so waited for, but it never pushes
   worker1->connect();
   auto gradient = smallGradient(cluster);
   std::vector<float> params(gradient.size());
+  worker1->pull(params.data());
   bool parked = false;
   std::chrono::steady_clock::time_point stopped;
   std::thread stopper([&] {
@@ -729,6 +761,33 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_c
     BOOST_FAIL("a checkpoint under a file was written");
   } catch (const IoError& e) {
     BOOST_TEST(contains(e.what(), "cannot write " + path), e.what());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_ps_beyond_the_runs_ps_serves_its_checkpoint_or_refuses_to_start) {
+  // Removed from the settings and killed before worker 0 cut it out: started again, its
+  // checkpoint may be the only copy of its slice.
+  TempDir dir;
+  const auto path = dir.file("checkpoint.bin");
+  InProcessCluster::Reports reports(Role::kPs, 1, 10);
+  app::PsReporter reporter(1, 1, reports.progress, reports.meters, reports.workers,
+                           reports.events);
+  auto optionsOf = [&](int ps) {
+    auto options = app::serverOptions(config::load({flags(ps, 1, 10), {}}), 1);
+    options.checkpointPath = path;
+    return options;
+  };
+  ps::Server(optionsOf(2), reporter).stop();  // ps 1 of 2 writes its checkpoint
+  const auto left = ps::Server(optionsOf(1), reporter).cut();  // ps 1 of 1
+  BOOST_TEST(left.psCount == 2);
+  BOOST_TEST(left.index == 1);
+  BOOST_TEST(left.range.count == optionsOf(2).range.count);
+  std::filesystem::remove(path);
+  try {
+    ps::Server(optionsOf(1), reporter);
+    BOOST_FAIL("a ps beyond the run's ps started with no checkpoint");
+  } catch (const ConfigError& e) {
+    BOOST_TEST(contains(e.what(), "index 1 is out of range: there are 1 ps processes"), e.what());
   }
 }
 

@@ -36,7 +36,7 @@ class WorkerSession {
     // has replaced it, every request is answered so (kRecut).
     std::shared_ptr<ServedCut> cut;
     StepGate& gate;
-    const Membership& members;
+    Membership& members;
     CutControl& control;  // for worker 0's re-cut
     ServerObserver& observer;
     net::WireEncoding pushEncoding;  // every push's; answers go in the cut's (AnswerEncoder)
@@ -48,7 +48,8 @@ class WorkerSession {
       : shared_(shared), channel_(channel), worker_(worker), place_(shared.gate) {
     sentSteps_[0] = sentStep;
   }
-  // A re-cut this session froze and did not commit gives the frozen cut back.
+  // A re-cut this session froze and did not commit gives the frozen cut back; a worker counted
+  // among the members leaves them.
   ~WorkerSession();
 
   // Serves the worker until its channel ends, by the exception that ends it; throws
@@ -87,6 +88,10 @@ class WorkerSession {
   AnswerEncoder::Copy copy_;              // what the worker holds (AnswerEncoder)
   // The freeze a re-cut made through this session, until it commits (CutControl::thaw).
   std::optional<std::uint64_t> froze_;
+  // Counted among the ps's members (a sync step waits for it) from its first request on, not
+  // from its welcome: a worker welcomed here may yet wait at another ps (a new one, for worker 0),
+  // and would hold every sync step here until the deadline.
+  bool member_ = false;
 };
 
 }  // namespace pstrain::ps

@@ -93,7 +93,6 @@ Summary LocalCluster::awaitResult(const std::string& resultPath, const std::stri
 // the lock for what the signal thread may do at the same time: reap and stop processes.
 void LocalCluster::supervise(Clock::time_point now) {
   for (auto& child : shared_->children) {
-    if (leaving_.count(child.name()) != 0) continue;
     supervisor_.watch(child, now);
     std::lock_guard<std::mutex> lock(shared_->mutex);
     if (shared_->stopping) return;
@@ -143,20 +142,28 @@ void LocalCluster::removeWorker() {
 }
 
 // A new ps takes the next index, as a StatefulSet's new pod its ordinal, and is listed first:
-// it finds its place in the list, and worker 0 re-cuts the parameters over the ps listed.
+// it finds its place in the list, and worker 0 re-cuts the parameters over the ps listed. A ps of
+// that index still leaving stays instead, in its old place: it may hold the only copy of its
+// slice, and two processes of one name would share a log dir and a checkpoint.
 void LocalCluster::addPs(Clock::time_point now) {
-  const int index = int(psHosts_.count());
+  const auto name = "ps-" + std::to_string(psHosts_.count());
+  if (auto leaving = leaving_.find(name); leaving != leaving_.end()) {
+    if (named(name)->hasProcess()) {
+      psHosts_.restore(leaving->second.host);
+      leaving_.erase(leaving);
+      log::logger("local")->info("{} stays (SIGRTMIN): it was still leaving", name);
+      return;
+    }
+    std::lock_guard<std::mutex> lock(shared_->mutex);  // out of the run and stopped: replaced
+    shared_->children.erase(named(name));
+    leaving_.erase(leaving);
+    supervisor_.forget(name);
+  }
   const auto ports = net::freeLoopbackPorts(2);
   psHosts_.add(ports[0]);
-  Child ps(planner_.plan("ps", index, ports[0], ports[1]));
+  Child ps(planner_.plan("ps", int(psHosts_.count()) - 1, ports[0], ports[1]));
   fs::create_directories(ps.spec().dir);
   std::lock_guard<std::mutex> lock(shared_->mutex);
-  if (auto old = named(ps.name()); old != shared_->children.end()) {  // still leaving from before
-    old->remove();
-    shared_->children.erase(old);
-    leaving_.erase(ps.name());
-    supervisor_.forget(ps.name());
-  }
   startLocked(ps, now);
   log::logger("local")->info("{} added (SIGRTMIN): worker 0 re-cuts the parameters over {} ps",
                              ps.name(), psHosts_.count());
@@ -170,29 +177,19 @@ void LocalCluster::removePs() {
     log::logger("local")->warn("SIGRTMIN+1: no ps to remove; ps 0 stays");
     return;
   }
-  psHosts_.removeLast();
+  auto host = psHosts_.removeLast();
   const auto name = "ps-" + std::to_string(psHosts_.count());
   log::logger("local")->info(
       "{} leaves (SIGRTMIN+1): worker 0 re-cuts the parameters over {} ps, then it stops", name,
       psHosts_.count());
-  if (auto leaving = named(name); leaving != shared_->children.end()) {
-    leaving_.insert_or_assign(name, CutWatch(leaving->spec().httpPort));
-  }
+  leaving_.insert_or_assign(name, Leaving{std::move(host), CutWatch(named(name)->spec().httpPort)});
 }
 
-// A leaving ps is not started again if it exits, and is stopped once out of the run.
+// A leaving ps is stopped once out of the run; until then the Supervisor keeps it running.
 void LocalCluster::stopLeavingPs(Clock::time_point now) {
-  for (auto& [name, cut] : leaving_) {
+  for (auto& [name, leaving] : leaving_) {
     auto child = named(name);
-    if (child == shared_->children.end() || !child->hasProcess()) continue;
-    {
-      std::lock_guard<std::mutex> lock(shared_->mutex);
-      if (child->poll()) {
-        child->forgetProcess();
-        continue;
-      }
-    }
-    if (!cut.outOfRun(now)) continue;
+    if (!child->hasProcess() || !leaving.cut.outOfRun(now)) continue;
     std::lock_guard<std::mutex> lock(shared_->mutex);
     child->remove();
     log::logger("local")->info("{} stopped: it is out of the run", name);

@@ -4,13 +4,17 @@
 
 namespace pstrain::app::local {
 
-void PsHosts::add(int port) {
-  hosts_.push_back("127.0.0.1:" + std::to_string(port));
+void PsHosts::add(int port) { restore("127.0.0.1:" + std::to_string(port)); }
+
+std::string PsHosts::removeLast() {
+  auto host = std::move(hosts_.back());
+  hosts_.pop_back();
   write();
+  return host;
 }
 
-void PsHosts::removeLast() {
-  hosts_.pop_back();
+void PsHosts::restore(std::string host) {
+  hosts_.push_back(std::move(host));
   write();
 }
 

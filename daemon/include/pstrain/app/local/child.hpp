@@ -44,8 +44,6 @@ class Child {
   void finishStop();
   // Stops the process and forgets it: the child is out of the cluster, or waits to be replaced.
   void remove();
-  // Forgets an exited process: it is not started again.
-  void forgetProcess() { process_.reset(); }
   // The last line its process wrote to stderr: why it exited.
   std::string lastErrorLine() const;
 

@@ -92,10 +92,14 @@ class LocalCluster {
   std::shared_ptr<Shared> shared_;
   Supervisor supervisor_;
   ScaleQueue scaleQueue_;
-  // The ps taken out of the list, by child name: each is stopped once worker 0 has cut it out
-  // of the run, however long that takes (until then its slice may be the only one, if worker 0
-  // was started again meanwhile), or at the end of the run.
-  std::map<std::string, CutWatch> leaving_;
+  // A ps taken out of the list: it is stopped once worker 0 has cut it out of the run, however
+  // long that takes, and started again if it dies before: until then its slice may be the only
+  // one (if worker 0 was started again meanwhile).
+  struct Leaving {
+    std::string host;  // its place in the list, given back if a ps is added before it is out
+    CutWatch cut;
+  };
+  std::map<std::string, Leaving> leaving_;  // by child name
   std::future<void> dataCopy_;
 };
 

@@ -15,7 +15,9 @@ class PsHosts {
   const std::string& path() const { return path_; }
   size_t count() const { return hosts_.size(); }
   void add(int port);
-  void removeLast();
+  // Takes the last ps out of the list and gives its host, which restore() puts back.
+  std::string removeLast();
+  void restore(std::string host);
 
  private:
   void write() const;
