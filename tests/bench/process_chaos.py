@@ -100,9 +100,14 @@ def run_seed(seed):
     with open(os.path.join(logs, "local.out"), "w") as out, \
             open(os.path.join(logs, "local.err"), "w") as err:
         launcher = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+    # The schedule counts from the children's start: the launcher takes scale signals from then
+    # on (before, SIGUSR1 would end it, as it ends any process that does not take it).
+    while not children(logs) and launcher.poll() is None:
+        time.sleep(0.01)
+    begun = time.monotonic()
     done = []
     for at, kind, pick, hold in faults:
-        while time.monotonic() - start < at and launcher.poll() is None:
+        while time.monotonic() - begun < at and launcher.poll() is None:
             time.sleep(0.01)
         if launcher.poll() is not None:
             break
