@@ -330,7 +330,7 @@ SliceState decodeSliceState(const std::vector<std::uint8_t>& bytes,
     m.scalars[0] = r.get<double>();
     m.scalars[1] = r.get<double>();
     m.follows = r.get<std::uint32_t>();
-    if (m.follows > 1 || m.index >= m.psCount || m.moments > kMaxMoments ||
+    if (m.follows > kMaxFollowingSlices || m.index >= m.psCount || m.moments > kMaxMoments ||
         m.offset > parameterCount || m.count > parameterCount - m.offset) {
       throw ProtocolError("a slice state of ps " + std::to_string(m.index) + " of " +
                           std::to_string(m.psCount) + ", parameters [" + std::to_string(m.offset) +

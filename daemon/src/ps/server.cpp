@@ -4,6 +4,7 @@
 
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/failpoint.hpp"
+#include "pstrain/common/value_checksum.hpp"
 #include "pstrain/net/handshake.hpp"
 #include "pstrain/net/limits.hpp"
 #include "pstrain/ps/worker_session.hpp"
@@ -103,7 +104,8 @@ std::uint32_t Server::maxPayload() const {
 CutControl::Frozen Server::freeze(std::uint64_t generation) {
   std::shared_ptr<ServedCut> cut;
   Frozen frozen;
-  std::optional<std::pair<CutSlice, std::uint64_t>> kept;
+  std::optional<std::pair<CutSlice, std::uint64_t>> kept, unserved;
+  std::uint64_t unservedAt = 0;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
     if (generation <= cut_->position().generation) {
@@ -115,15 +117,19 @@ CutControl::Frozen Server::freeze(std::uint64_t generation) {
     prepared_.reset();
     frozen.number = ++freezes_;
     kept = kept_;
+    unserved = unserved_;
+    unservedAt = unservedAt_;
   }
   cut->freeze();
   auto slice = cut->shard().slice();  // frozen: the checksum is of the same values
   observer_.cutFrozen(generation, ServerObserver::SliceValues::of(cut->position(),
                                                                   cut->shard().checksum()),
                       slice.globalStep);
+  if (slice.globalStep != unservedAt) unserved.reset();  // trained on since: stale
   frozen.slices.push_back({cut->position(), std::move(slice)});
-  if (kept) {
-    const auto& [given, checksum] = *kept;
+  for (const auto* follow : {&kept, &unserved}) {
+    if (!*follow) continue;
+    const auto& [given, checksum] = **follow;
     observer_.cutFrozen(generation, ServerObserver::SliceValues::of(given.position, checksum),
                         given.slice.globalStep);
     frozen.slices.push_back(given);
@@ -153,6 +159,7 @@ std::uint64_t Server::commit(std::uint64_t generation) {
     }
     prepared = std::move(*prepared_);
     prepared_.reset();
+    unserved_.reset();
     // Frozen: no push changes it any more.
     kept_.emplace(CutSlice{frozen_->position(), frozen_->shard().slice()},
                   frozen_->shard().checksum());
@@ -167,9 +174,18 @@ void Server::thaw(std::uint64_t number) {
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
     if (number != freezes_) return;  // frozen again since, by a worker 0 started again
-    prepared_.reset();
     if (!frozen_ || frozen_ != cut_) return;  // committed meanwhile, or never frozen
     frozen = frozen_;
+    if (prepared_) {
+      const auto& [position, slice] = *prepared_;
+      std::vector<const float*> moments;
+      for (const auto& moment : slice.optimizer.moments) moments.push_back(moment.data());
+      const auto checksum = valueChecksum(position.range.offset, position.range.count,
+                                          slice.params.data(), moments);
+      unserved_.emplace(std::move(*prepared_), checksum);
+      unservedAt_ = frozen->shard().state().globalStep;
+      prepared_.reset();
+    }
   }
   const auto checksum = replaceCut(frozen->position(), frozen->shard().slice());
   observer_.cutThawed(ServerObserver::SliceValues::of(frozen->position(), checksum),

@@ -77,6 +77,8 @@ std::vector<std::string> reconnectAtTheBarrier() {
   worker1->connect();
   std::vector<float> gradient(
       model::Layout::mnist(cluster.settings().hiddenUnits).parameterCount(), 1e-3f);
+  std::vector<float> params1(gradient.size());
+  worker1->pull(params1.data());  // a member of the barrier from its first request on
   auto train = [&](ps::Client& worker, std::uint64_t from) {
     std::vector<float> params(gradient.size());
     for (auto step = from; !worker.done(); ++step) {

@@ -47,8 +47,8 @@ BOOST_AUTO_TEST_CASE(header_round_trips) {
 BOOST_AUTO_TEST_CASE(rejects_malformed_headers) {
   BOOST_TEST(headerError(header(0x12345678, 1, 4, 12)).find("bad magic") != std::string::npos);
   // A frame of another release names both versions: a mixed cluster fails at the handshake.
-  const auto other = headerError(header(kMagic, 9, 1, 47));
-  BOOST_TEST(other.find("protocol version 9, this pstrain 10") != std::string::npos, other);
+  const auto other = headerError(header(kMagic, 10, 1, 47));
+  BOOST_TEST(other.find("protocol version 10, this pstrain 11") != std::string::npos, other);
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 0, 0)).find("unknown message type 0") !=
              std::string::npos);
   BOOST_TEST(headerError(header(kMagic, kProtocolVersion, 99, 0)).find("unknown message type 99") !=
@@ -162,7 +162,7 @@ BOOST_AUTO_TEST_CASE(fixed_fields_have_the_sizes_of_the_wire_format) {
   BOOST_TEST(carriesValues(MessageType::kPush));
   BOOST_TEST(carriesValues(MessageType::kParams));
   BOOST_TEST(carriesValues(MessageType::kShardCopy));
-  BOOST_TEST(kProtocolVersion == 10u);
+  BOOST_TEST(kProtocolVersion == 11u);
   BOOST_TEST(!carriesValues(MessageType::kHello));
   BOOST_TEST(messageName(MessageType::kStatusReply) == "status-reply");
   BOOST_TEST(messageName(static_cast<MessageType>(6)) == "type 6");
@@ -208,7 +208,9 @@ BOOST_AUTO_TEST_CASE(rejects_short_long_and_out_of_range_fields) {
                     ProtocolError);
   BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 3, {1, 1}}), 101770),
                     ProtocolError);
-  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 2, {1, 1}, 2}), 101770),
+  BOOST_CHECK_THROW(decodeSliceState(encode(SliceState{1, 2, 0, 0, 10, 0, 2, {1, 1},
+                                                      kMaxFollowingSlices + 1}),
+                                     101770),
                     ProtocolError);
   BOOST_CHECK_THROW(decodeWelcome(encode(Welcome{0, 10, 0, 10, 0, 0, 0})), ProtocolError);
   // An encoding no release has, and gradient factors in a lossy encoding.

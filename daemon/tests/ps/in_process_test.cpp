@@ -764,6 +764,36 @@ BOOST_AUTO_TEST_CASE(a_checkpoint_that_cannot_be_written_is_a_file_error_not_a_c
   }
 }
 
+BOOST_AUTO_TEST_CASE(a_ps_gives_the_slice_of_a_recut_that_thawed_uncommitted_at_the_next_freeze) {
+  // Worker 0 gave this ps its slice and died before committing it, after committing other ps':
+  // the slice is then the new cut's only copy of its range, and the next worker 0 needs it.
+  TempDir dir;
+  InProcessCluster::Reports reports(Role::kPs, 0, 10);
+  app::PsReporter reporter(0, 1, reports.progress, reports.meters, reports.workers,
+                           reports.events);
+  auto server = psWithCheckpoint(reporter, dir.file("checkpoint.bin"));
+  const auto first = server->freeze(1);
+  BOOST_REQUIRE(first.slices.size() == 1u);
+  auto given = first.slices[0];
+  given.position.generation = 1;
+  for (auto& value : given.slice.params) value += 1.0f;
+  server->prepare(given);
+  server->thaw(first.number);
+  BOOST_TEST(server->cut().generation == 0u);  // serves its frozen cut again
+  const auto second = server->freeze(2);
+  BOOST_REQUIRE(second.slices.size() == 2u);
+  BOOST_TEST(second.slices[1].position.generation == 1u);
+  BOOST_TEST(second.slices[1].slice.params == given.slice.params);
+  // Once a re-cut is committed here, the slice of the one that thawed is no longer given.
+  auto next = second.slices[0];
+  next.position.generation = 2;
+  server->prepare(next);
+  server->commit(2);
+  const auto third = server->freeze(3);
+  BOOST_TEST(third.slices.size() == 2u);  // the cut served, and the one the commit kept
+  for (const auto& slice : third.slices) BOOST_TEST(slice.position.generation != 1u);
+}
+
 BOOST_AUTO_TEST_CASE(a_ps_beyond_the_runs_ps_serves_its_checkpoint_or_refuses_to_start) {
   // Removed from the settings and killed before worker 0 cut it out: started again, its
   // checkpoint may be the only copy of its slice.

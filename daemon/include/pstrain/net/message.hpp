@@ -21,8 +21,8 @@ constexpr std::uint32_t kMagic = 0x52545350;  // the bytes 'P' 'S' 'T' 'R'
 // incarnation and its push number) and its lag, a hello the step the worker knew; 9: pushes and
 // answers say their wire encoding, and a hello the worker's; 10: a re-cut has two phases (worker
 // 0 gives each ps its slice, then commits the cut), and a freeze answers with the slice the ps
-// kept from the re-cut before as well
-constexpr std::uint16_t kProtocolVersion = 10;
+// kept from the re-cut before as well; 11: and the slice of a re-cut that thawed uncommitted
+constexpr std::uint16_t kProtocolVersion = 11;
 constexpr size_t kHeaderSize = 12;
 constexpr size_t kMaxErrorText = 1024;
 
@@ -168,6 +168,9 @@ struct SliceState {
   std::uint32_t follows;  // slice states that follow this one in the same answer
 };
 constexpr std::uint32_t kMaxMoments = 2;
+// A freeze's answer: the slice served, then the one kept from the last re-cut committed and the
+// one given by a re-cut that thawed (ps::Server::freeze).
+constexpr std::uint32_t kMaxFollowingSlices = 2;
 
 // The answer to a request made of a cut that has been replaced.
 struct Recut {

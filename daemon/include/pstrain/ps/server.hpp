@@ -128,6 +128,11 @@ class Server : public CutControl {
   std::optional<CutSlice> prepared_;   // the re-cut's slice for this ps, until committed
   // The slice frozen by the last re-cut committed here, with its checksum.
   std::optional<std::pair<CutSlice, std::uint64_t>> kept_;
+  // The slice a re-cut gave this ps before it thawed uncommitted, with its checksum, while the
+  // cut served again has applied nothing since (at step `unservedAt_`): other ps may have
+  // committed theirs, and then it alone holds the new cut's values of its range.
+  std::optional<std::pair<CutSlice, std::uint64_t>> unserved_;
+  std::uint64_t unservedAt_ = 0;
   int connected_ = 0;                  // workers, as Membership last said
   // As with a TensorFlow chief: training starts when worker 0 arrives; the others wait for it,
   // so every worker starts from the same parameters and the clock starts once.
