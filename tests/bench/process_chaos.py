@@ -9,6 +9,9 @@ processes as the run goes:
   stop        SIGSTOP to a child for 0.2-1.5 s, then SIGCONT
   ps+ / ps-   a ps added or removed (SIGRTMIN, SIGRTMIN+1 to the launcher): worker 0 re-cuts
   worker+/-   a worker added or removed (SIGUSR1, SIGUSR2 to the launcher)
+  stale       (with --stale) a ps's checkpoint copied aside, and 0.2-1.5 s later (its
+              checkpoints written on meanwhile, every 0.5 s) the ps SIGKILLed and the copy put
+              back: it starts again from a checkpoint older than its last
 
 and, through failpoints (PSTRAIN_FAILPOINTS, each child's first start only):
 
@@ -21,7 +24,9 @@ history checker (build/daemon/tests/history_check) finds no violation. Prints ea
 outcome and a final count; exits 1 if any seed failed. Needs build/pstrain and history_check
 (ci/build.sh) and Debian's dataset-fashion-mnist.
 
-    python3 tests/bench/process_chaos.py [FIRST [LAST]]      # default seeds 1 to 200
+    python3 tests/bench/process_chaos.py [--stale] [FIRST [LAST]]   # default seeds 1 to 200
+
+Without --stale a seed draws the schedule it drew before that fault kind existed.
 """
 import json
 import os
@@ -40,7 +45,7 @@ STEPS = 6000
 RECUT_SITES = ["recut.after-freeze", "recut.after-prepare", "recut.after-commit"]
 
 
-def draw(seed):
+def draw(seed, stale=False):
     """The run's settings, its failpoints and its schedule of (seconds, fault) for `seed`."""
     rng = random.Random(seed)
     run = {"ps": rng.choice([2, 3]), "workers": rng.choice([2, 3]),
@@ -56,7 +61,8 @@ def draw(seed):
     at = 0.3
     for _ in range(rng.randint(4, 8)):
         at += rng.uniform(0.15, 0.5)
-        kind = rng.choice(["kill", "kill", "stop", "stop", "ps+", "ps-", "worker+", "worker-"])
+        kind = rng.choice(["kill", "kill", "stop", "stop", "ps+", "ps-", "worker+", "worker-"]
+                          + (["stale"] if stale else []))
         faults.append((at, kind, rng.random(), rng.uniform(0.2, 1.5)))
     return run, ";".join(failpoints), faults
 
@@ -87,8 +93,37 @@ def send(pid, sig):
         return False
 
 
-def run_seed(seed):
-    run, failpoints, faults = draw(seed)
+def alive(pid):
+    """Whether `pid` runs: not gone, and not a zombie waiting for the launcher to reap it."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def stale_restart(logs, child, pid, hold):
+    """Kills ps `child` `hold` s after copying its checkpoint aside, and puts the copy back (by
+    rename, as the ps writes it) before the launcher starts it again, 0.25 s or more later."""
+    checkpoint = os.path.join(logs, child, "checkpoint.bin")
+    aside = checkpoint + ".stale"
+    try:
+        with open(checkpoint, "rb") as source, open(aside, "wb") as copy:
+            copy.write(source.read())
+    except OSError:
+        return False  # none written yet
+    time.sleep(hold)
+    if not send(pid, signal.SIGKILL):
+        os.remove(aside)
+        return False
+    while alive(pid):  # a rename it had under way is done once it is gone
+        time.sleep(0.001)
+    os.replace(aside, checkpoint)
+    return True
+
+
+def run_seed(seed, stale):
+    run, failpoints, faults = draw(seed, stale)
     logs = tempfile.mkdtemp(prefix=f"process-chaos-{seed}-")
     env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
     argv = [PSTRAIN, "local", "--ps", str(run["ps"]), "--workers", str(run["workers"]),
@@ -118,6 +153,8 @@ def run_seed(seed):
             done.append(kind)
             continue
         names = children(logs)
+        if kind == "stale":
+            names = [name for name in names if name.startswith("ps-")]
         if not names:
             continue
         child = names[int(pick * len(names))]
@@ -130,6 +167,8 @@ def run_seed(seed):
             time.sleep(hold)
             send(pid, signal.SIGCONT)
             done.append(f"stop {child} {hold:.1f}s")
+        elif kind == "stale" and stale_restart(logs, child, pid, hold):
+            done.append(f"stale {child} {hold:.1f}s")
     try:
         status = launcher.wait(timeout=120)
     except subprocess.TimeoutExpired:
@@ -152,15 +191,19 @@ def run_seed(seed):
 
 
 def main():
-    first = int(sys.argv[1]) if len(sys.argv) > 1 else 1
-    last = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    args = sys.argv[1:]
+    stale = "--stale" in args
+    if stale:
+        args.remove("--stale")
+    first = int(args[0]) if args else 1
+    last = int(args[1]) if len(args) > 1 else 200
     for binary in (PSTRAIN, CHECK):
         if not os.access(binary, os.X_OK):
             sys.exit(f"no {binary}: build first (ci/build.sh)")
     failed = []
     total = time.monotonic()
     for seed in range(first, last + 1):
-        problems, seconds, description, logs = run_seed(seed)
+        problems, seconds, description, logs = run_seed(seed, stale)
         if problems:
             failed.append(seed)
             print(f"seed {seed}: FAILED after {seconds:.1f} s ({description}); logs in {logs}")
