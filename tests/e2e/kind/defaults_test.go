@@ -64,7 +64,8 @@ func TestDefaultRenderingReappliedMidRun(t *testing.T) {
 			t.Errorf("%s was replaced by the second kubectl apply", p)
 		}
 	}
-	if again := r.runID(t); again != uid {
+	// The same pods (above), so the same run id in their logs, if the ConfigMap kept its UID.
+	if again := r.configMapUID(t); again != uid {
 		t.Errorf("the second kubectl apply changed the run id from %s to %s", uid, again)
 	}
 	// Mid-run, or the re-apply proved nothing about a running job.

@@ -89,7 +89,8 @@ func TestGitOpsWorkersFirstReapplyAndRecreate(t *testing.T) {
 			t.Errorf("%s was replaced by the second kubectl apply", p)
 		}
 	}
-	if again := r.runID(t); again != uid {
+	// The same pods (above), so the same run id in their logs, if the ConfigMap kept its UID.
+	if again := r.configMapUID(t); again != uid {
 		t.Errorf("the second kubectl apply changed the run id from %s to %s", uid, again)
 	}
 	t.Logf("kubectl apply again at ps 0's global step %d: no object changed, run id %s", at, uid)
@@ -159,17 +160,25 @@ func (r *release) apply(t *testing.T, file string) string {
 }
 
 // runID is the UID of the release's ConfigMap, which every pod's log must name as its run id.
+// Asked soon after the pods start: a long run's container log is rotated, its first lines gone.
 func (r *release) runID(t *testing.T) string {
 	t.Helper()
-	res := kind.Kubectl("get", "configmap", "mnist-config", "--namespace", r.namespace, "--output", "jsonpath={.metadata.uid}")
-	if res.Err != nil || res.Stdout == "" {
-		t.Fatalf("the release's ConfigMap:\n%s", res)
-	}
-	line := fmt.Sprintf("run id %s: the UID of ConfigMap mnist-config", res.Stdout)
+	uid := r.configMapUID(t)
+	line := fmt.Sprintf("run id %s: the UID of ConfigMap mnist-config", uid)
 	for _, p := range r.podNames() {
 		if logs := kind.Kubectl("logs", "--namespace", r.namespace, p); !strings.Contains(logs.Stdout, line) {
 			t.Errorf("%s's log does not say %q:\n%s", p, line, firstLines(logs.String(), 10))
 		}
+	}
+	return uid
+}
+
+// configMapUID is the UID of the release's ConfigMap: the run id of pods started with it.
+func (r *release) configMapUID(t *testing.T) string {
+	t.Helper()
+	res := kind.Kubectl("get", "configmap", "mnist-config", "--namespace", r.namespace, "--output", "jsonpath={.metadata.uid}")
+	if res.Err != nil || res.Stdout == "" {
+		t.Fatalf("the release's ConfigMap:\n%s", res)
 	}
 	return res.Stdout
 }
