@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "pstrain/app/local/progress_reporter.hpp"
+#include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/free_ports.hpp"
 
@@ -96,7 +97,15 @@ void LocalCluster::supervise(Clock::time_point now) {
     supervisor_.watch(child, now);
     std::lock_guard<std::mutex> lock(shared_->mutex);
     if (shared_->stopping) return;
-    supervisor_.tend(child, now);
+    try {
+      supervisor_.tend(child, now);
+    } catch (const ExitError& e) {
+      // A leaving ps that cannot be started again (beyond the run's ps, with no checkpoint to
+      // serve) holds nothing of the run: it is out, and worker 0 re-cuts without it.
+      if (leaving_.count(child.name()) == 0) throw;
+      child.remove();
+      log::logger("local")->warn("{} is out of the run: {}", child.name(), e.what());
+    }
   }
 }
 
