@@ -243,6 +243,10 @@ void Server::serve(net::Channel& channel) {
   auto cut = current();
   const auto state = cut->shard().state();
   observer_.workerJoined(worker, channel.peerName(), state.globalStep);
+  // Worker 0, which no ps holds for anyone, counts at a sync barrier from before its welcome, so
+  // every step of the run waits for it; another worker from its first request (WorkerSession).
+  const bool member = worker == 0;
+  if (member) members_.join(worker);
   struct Leaving {
     ServerObserver& observer;
     std::uint32_t worker;
@@ -258,7 +262,7 @@ void Server::serve(net::Channel& channel) {
   const WorkerSession::Shared shared{options_.index, options_.layout, options_.shard.trainSteps,
                                      handle ? *handle : cut->rule(), cut, gate_, members_,
                                      *this, observer_, options_.pushEncoding};
-  WorkerSession(shared, channel, worker, state.paramsStep).serve();
+  WorkerSession(shared, channel, worker, state.paramsStep, member).serve();
 }
 
 void Server::admit(const net::Hello& hello) const {

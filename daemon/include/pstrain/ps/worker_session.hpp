@@ -42,10 +42,12 @@ class WorkerSession {
     net::WireEncoding pushEncoding;  // every push's; answers go in the cut's (AnswerEncoder)
   };
 
-  // `sentStep`: the step of the parameters the worker holds after its welcome.
+  // `sentStep`: the step of the parameters the worker holds after its welcome; `member`: whether
+  // it was counted among the members already (it leaves them when the session ends).
   WorkerSession(const Shared& shared, net::Channel& channel, std::uint32_t worker,
-                std::uint64_t sentStep)
-      : shared_(shared), channel_(channel), worker_(worker), place_(shared.gate) {
+                std::uint64_t sentStep, bool member)
+      : shared_(shared), channel_(channel), worker_(worker), place_(shared.gate),
+        member_(member) {
     sentSteps_[0] = sentStep;
   }
   // A re-cut this session froze and did not commit gives the frozen cut back; a worker counted
