@@ -12,6 +12,10 @@ processes as the run goes:
   stale       (with --stale) a ps's checkpoint copied aside, and 0.2-1.5 s later (its
               checkpoints written on meanwhile, every 0.5 s) the ps SIGKILLed and the copy put
               back: it starts again from a checkpoint older than its last
+  partition   (with --partition) a one-way partition for 0.6-4.5 s: what one worker sends to
+              one ps is dropped (iptables on a net_cls cgroup the worker's process is moved
+              into), what the ps sends still reaches the worker; TCP, its segments
+              unacknowledged, then stalls that connection both ways until it heals
 
 and, through failpoints (PSTRAIN_FAILPOINTS, each child's first start only):
 
@@ -24,9 +28,10 @@ history checker (build/daemon/tests/history_check) finds no violation. Prints ea
 outcome and a final count; exits 1 if any seed failed. Needs build/pstrain and history_check
 (ci/build.sh) and Debian's dataset-fashion-mnist.
 
-    python3 tests/bench/process_chaos.py [--stale] [FIRST [LAST]]   # default seeds 1 to 200
+    python3 tests/bench/process_chaos.py [--stale] [--partition] [FIRST [LAST]]  # seeds 1-200
 
-Without --stale a seed draws the schedule it drew before that fault kind existed.
+Without --stale and --partition a seed draws the schedule it drew before those fault kinds
+existed. --partition needs root (iptables, and a net_cls cgroup it mounts where none is).
 """
 import json
 import os
@@ -45,7 +50,12 @@ STEPS = 6000
 RECUT_SITES = ["recut.after-freeze", "recut.after-prepare", "recut.after-commit"]
 
 
-def draw(seed, stale=False):
+NET_CLS = "/sys/fs/cgroup/net_cls"
+PARTITIONED = os.path.join(NET_CLS, "pstrain-partitioned")
+PARTITION_CLASS = "0x00100001"
+
+
+def draw(seed, stale=False, partition=False):
     """The run's settings, its failpoints and its schedule of (seconds, fault) for `seed`."""
     rng = random.Random(seed)
     run = {"ps": rng.choice([2, 3]), "workers": rng.choice([2, 3]),
@@ -62,7 +72,7 @@ def draw(seed, stale=False):
     for _ in range(rng.randint(4, 8)):
         at += rng.uniform(0.15, 0.5)
         kind = rng.choice(["kill", "kill", "stop", "stop", "ps+", "ps-", "worker+", "worker-"]
-                          + (["stale"] if stale else []))
+                          + (["stale"] if stale else []) + (["partition"] if partition else []))
         faults.append((at, kind, rng.random(), rng.uniform(0.2, 1.5)))
     return run, ";".join(failpoints), faults
 
@@ -72,17 +82,65 @@ def children(logs):
     return sorted(d for d in os.listdir(logs) if d.startswith(("ps-", "worker-")))
 
 
-def pid_of(logs, child):
-    """The PID of the child's last start, from its events, or None."""
-    pid = None
+def started(logs, child):
+    """The `started` event of the child's last start, or None."""
+    event = None
     try:
         with open(os.path.join(logs, child, "events.jsonl")) as events:
             for line in events:
                 if '"event":"started"' in line.replace(" ", ""):
-                    pid = json.loads(line).get("pid")
+                    event = json.loads(line)
     except (OSError, ValueError):
         return None
-    return pid
+    return event
+
+
+def pid_of(logs, child):
+    """The PID of the child's last start, from its events, or None."""
+    event = started(logs, child)
+    return event and event.get("pid")
+
+
+def port_of(logs, ps):
+    """The port ps `ps` (a child's name) listens on, from its own `started` event, or None."""
+    event = started(logs, ps)
+    if not event:
+        return None
+    hosts = event["ps_hosts"].split(",")
+    index = int(ps.split("-")[1])
+    return int(hosts[index].rsplit(":", 1)[1]) if index < len(hosts) else None
+
+
+def prepare_partitions():
+    """The net_cls cgroup a partitioned worker is moved into, mounted where it is not."""
+    if not os.path.exists(os.path.join(NET_CLS, "net_cls.classid")):
+        os.makedirs(NET_CLS, exist_ok=True)
+        subprocess.run(["mount", "-t", "cgroup", "-o", "net_cls", "net_cls", NET_CLS], check=True)
+    os.makedirs(PARTITIONED, exist_ok=True)
+    with open(os.path.join(PARTITIONED, "net_cls.classid"), "w") as classid:
+        classid.write(PARTITION_CLASS)
+
+
+def partition(pid, port, hold):
+    """Drops for `hold` s what process `pid` sends to `port`, then heals. False if it is gone."""
+    rule = ["OUTPUT", "-m", "cgroup", "--cgroup", PARTITION_CLASS, "-p", "tcp", "--dport",
+            str(port), "-j", "DROP"]
+    subprocess.run(["iptables", "-A"] + rule, check=True)
+    try:
+        try:
+            with open(os.path.join(PARTITIONED, "cgroup.procs"), "w") as procs:
+                procs.write(str(pid))  # its sockets, open ones included, take the class
+        except OSError:
+            return False
+        time.sleep(hold)
+        try:
+            with open(os.path.join(NET_CLS, "cgroup.procs"), "w") as procs:
+                procs.write(str(pid))
+        except OSError:
+            pass  # gone meanwhile
+        return True
+    finally:
+        subprocess.run(["iptables", "-D"] + rule, check=True)
 
 
 def send(pid, sig):
@@ -122,8 +180,8 @@ def stale_restart(logs, child, pid, hold):
     return True
 
 
-def run_seed(seed, stale):
-    run, failpoints, faults = draw(seed, stale)
+def run_seed(seed, stale, partitions):
+    run, failpoints, faults = draw(seed, stale, partitions)
     logs = tempfile.mkdtemp(prefix=f"process-chaos-{seed}-")
     env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
     argv = [PSTRAIN, "local", "--ps", str(run["ps"]), "--workers", str(run["workers"]),
@@ -153,8 +211,11 @@ def run_seed(seed, stale):
             done.append(kind)
             continue
         names = children(logs)
+        servers = [name for name in names if name.startswith("ps-")]
         if kind == "stale":
-            names = [name for name in names if name.startswith("ps-")]
+            names = servers
+        elif kind == "partition":
+            names = [name for name in names if name.startswith("worker-")]
         if not names:
             continue
         child = names[int(pick * len(names))]
@@ -169,6 +230,12 @@ def run_seed(seed, stale):
             done.append(f"stop {child} {hold:.1f}s")
         elif kind == "stale" and stale_restart(logs, child, pid, hold):
             done.append(f"stale {child} {hold:.1f}s")
+        elif kind == "partition":
+            # `pick` chose the worker; what is left of it chooses the ps.
+            target = servers[int((pick * len(names)) % 1 * len(servers))] if servers else None
+            port = target and port_of(logs, target)
+            if port and partition(pid, port, 3 * hold):
+                done.append(f"partition {child} -> {target} {3 * hold:.1f}s")
     try:
         status = launcher.wait(timeout=120)
     except subprocess.TimeoutExpired:
@@ -192,9 +259,10 @@ def run_seed(seed, stale):
 
 def main():
     args = sys.argv[1:]
-    stale = "--stale" in args
-    if stale:
-        args.remove("--stale")
+    stale, partitions = "--stale" in args, "--partition" in args
+    args = [arg for arg in args if arg not in ("--stale", "--partition")]
+    if partitions:
+        prepare_partitions()
     first = int(args[0]) if args else 1
     last = int(args[1]) if len(args) > 1 else 200
     for binary in (PSTRAIN, CHECK):
@@ -203,7 +271,7 @@ def main():
     failed = []
     total = time.monotonic()
     for seed in range(first, last + 1):
-        problems, seconds, description, logs = run_seed(seed, stale)
+        problems, seconds, description, logs = run_seed(seed, stale, partitions)
         if problems:
             failed.append(seed)
             print(f"seed {seed}: FAILED after {seconds:.1f} s ({description}); logs in {logs}")

@@ -162,11 +162,12 @@ bool PsLinks::reconnect(PsLink& link, float* params, const std::vector<net::Endp
       made.globalStep = step;
       return;
     }
-    // Back at step 0 where we knew it further on, serving the same slice: it lost its
-    // checkpoint. Our copy of its shard is its parameters as of the last answer we had (or of
-    // one cut short, read partly); the ps adopts the first copy it is given, if it has applied
-    // nothing yet.
-    if (made.globalStep == 0 && step > 0 && sameSlice(made.shard, shard)) {
+    // Behind the step we knew it at, serving the same slice: it lost its checkpoint, or
+    // restored one older than its last (a kill between checkpoints, a stale copy put back). Our
+    // copy of its shard is its parameters as of the last answer we had (or of one cut short,
+    // read partly); the ps adopts the first copy it is given that is later than its own, if it
+    // has applied nothing since it started.
+    if (made.globalStep < step && sameSlice(made.shard, shard)) {
       made.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{step}),
                          params + made.shard.offset, made.shard.count);
     }

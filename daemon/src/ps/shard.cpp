@@ -289,6 +289,7 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   optimizer_->restore(in);
   in.expectEnd();
   replaceLocked(std::move(restored), globalStep);
+  restoredStep_ = globalStep;
 }
 
 Shard::Slice Shard::slice() const {
@@ -318,7 +319,9 @@ std::optional<std::uint64_t> Shard::adopt(std::uint64_t globalStep, const float*
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
   // A sync step under way holds gradients computed on the parameters this would replace.
-  if (globalStep_ > 0 || arrivals_ > 0) return std::nullopt;
+  if (globalStep_ != restoredStep_ || arrivals_ > 0 || globalStep <= globalStep_) {
+    return std::nullopt;
+  }
   auto adopted = buffers_->take();
   std::copy(values, values + size_, adopted.get());
   replaceLocked(std::move(adopted), globalStep);

@@ -96,6 +96,11 @@ HistoryRecord restored(std::uint64_t step, std::uint64_t generation = 0,
   return ofSlice({HistoryKind::kRestored, 0, 0, generation, step, 0, 0, 1}, 0, 5, checksum);
 }
 
+// A worker's copy of ps 0's slice adopted at `step`.
+HistoryRecord recovered(std::uint64_t step, std::uint64_t generation) {
+  return ofSlice({HistoryKind::kShardRecovered, 0, 0, generation, step}, 0, 5, 0);
+}
+
 HistoryRecord answered(int ps, std::uint64_t generation, std::uint64_t push, std::uint64_t step) {
   return {HistoryKind::kAnswered, kHistoryYes, std::uint32_t(ps), generation, step, 0, push};
 }
@@ -254,6 +259,12 @@ BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_
   run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 7, 1, 4),
                     applied(1, kWorker1, 1, 1, 5), applied(1, kWorker1, 2, 1, 6)};
   expectOnly(run, "restore");
+  // The same, with a worker's copy of step 4 adopted before any push: nothing older goes on.
+  run[2].records = {restored(3), serving(1, 0, 2, 3), recovered(4, 1),
+                    applied(1, kWorker1, 1, 1, 5), applied(1, kWorker1, 2, 1, 6)};
+  const auto violations = checkHistories(run);
+  for (const auto& violation : violations) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(violations.empty());
   run = cleanRun();
   // ps 0 comes back at the last step, 6, which it never reached (nor step 5: at most a push of
   // its one worker after step 4 may have gone unrecorded).

@@ -935,6 +935,38 @@ CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
              "accuracy " << accuracy << ", without the fault " << unfaulted);
 }
 
+CLUSTER_TEST(a_ps_back_from_a_stale_checkpoint_takes_the_workers_later_copy) {
+  // ps 1's checkpoint is put back to an older one while it is down (a volume restored, a kill
+  // between checkpoints): it restores that, and the workers, who saw it further on, give it
+  // their copy, so the steps since are not trained again.
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, 3000));
+  for (int i = 0; i < 2; ++i) cluster.startPs(i);
+  for (int w = 0; w < 2; ++w) cluster.startWorker(w);
+  BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
+  const auto stale = cluster.stopPs(1);  // writes its checkpoint at `stale`
+  const auto aside = cluster.checkpointPath(1) + ".stale";
+  std::filesystem::copy_file(cluster.checkpointPath(1), aside);
+  cluster.startPs(1);
+  BOOST_REQUIRE(waitFor([&] { return cluster.server(1).globalStep() >= stale + 300; },
+                        std::chrono::seconds(30)));
+  const auto stopped = cluster.stopPs(1);
+  std::filesystem::rename(aside, cluster.checkpointPath(1));
+  cluster.startPs(1);
+  auto results = cluster.joinWorkers();
+  BOOST_TEST(results[0].globalStep == 3000u);
+  const auto restored = eventsNamed(cluster.psReports(1), "restored");
+  BOOST_REQUIRE(!restored.empty());
+  BOOST_TEST(restored.back()->getValue<std::uint64_t>("step") == stale);
+  const auto recovered = eventsNamed(cluster.psReports(1), "recovered");
+  BOOST_REQUIRE(recovered.size() == 1u);
+  const auto step = recovered[0]->getValue<std::uint64_t>("step");
+  BOOST_TEST_MESSAGE("ps 1 restored step " << stale << " after it stopped at " << stopped
+                                           << ", recovered at " << step);
+  BOOST_TEST(step > stale);
+  BOOST_TEST(step <= stopped);
+  BOOST_TEST(staleness(cluster, 1).first == 3000u - step);  // this life's pushes, from there on
+}
+
 CLUSTER_TEST(one_worker_computing_at_a_time_makes_every_push_fresh) {
   // ps 0 lets one of four workers compute at a time: each starts from the parameters with every
   // push so far, on both ps (the second is pulled again after ps 0 held the answer).

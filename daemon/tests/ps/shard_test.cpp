@@ -303,6 +303,29 @@ BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
   BOOST_TEST(trained.read().params.get()[0] == 0.0f);
 }
 
+BOOST_AUTO_TEST_CASE(a_restored_shard_adopts_only_a_later_copy_before_any_gradient) {
+  // Restored at step 3 where the workers saw step 5: the copy of step 5 replaces the
+  // parameters, the optimizer goes on from the checkpoint's state.
+  float gradient[] = {2.0f, -2.0f};
+  Shard original({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
+  for (int i = 0; i < 3; ++i) original.push(0, gradient, 0);
+  const auto checkpoint = original.serialize();
+  const float older[] = {7.0f, 8.0f}, later[] = {5.0f, 6.0f};
+  Shard restored({0.0f, 0.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
+  restored.restore(checkpoint.globalStep, checkpoint.bytes);
+  BOOST_TEST(!restored.adopt(3, older).has_value());  // not later than its own
+  BOOST_TEST(restored.adopt(5, later).has_value());
+  BOOST_TEST(restored.read().globalStep == 5u);
+  BOOST_TEST(restored.read().params.get()[1] == 6.0f);
+  BOOST_TEST(!restored.adopt(6, older).has_value());  // never two different shards
+
+  Shard moved({0.0f, 0.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
+  moved.restore(checkpoint.globalStep, checkpoint.bytes);
+  moved.push(0, gradient, 3);
+  BOOST_TEST(!moved.adopt(5, later).has_value());  // its own step 4 is not thrown away
+  BOOST_TEST(moved.read().globalStep == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
   Checkpoint checkpoint{77, CutPosition{3, 2, 1, {50885, 50885}}, 1234, {1, 2, 3, 4, 5}};
   auto decoded = decodeCheckpoint(encodeCheckpoint(checkpoint));

@@ -38,6 +38,7 @@ struct PsLife {
   std::optional<std::uint64_t> servedGeneration;  // the cut it started with
   std::optional<std::uint64_t> servedStep;
   std::optional<std::uint64_t> restoredStep;
+  std::optional<std::uint64_t> recoveredStep;  // a worker's copy it adopted
   // The checkpoints it wrote, in order: generation and step.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> checkpoints;
   std::uint64_t reached = 0;  // the highest step it recorded
@@ -53,8 +54,8 @@ struct PsLife {
 };
 
 PsLife readLife(const HistorySegment& segment) {
-  PsLife life{&segment, {}, {}, {}, {}, {}};
-  std::optional<std::uint64_t> recovered;
+  PsLife life{&segment, {}, {}, {}, {}, {}, {}};
+  auto& recovered = life.recoveredStep;
   for (const auto& r : segment.records) {
     switch (r.kind) {
       case HistoryKind::kServing:
@@ -202,9 +203,10 @@ AppliedAt checkPushes(const std::vector<PsLife>& lives, bool sync, std::uint64_t
   return appliedAt;
 }
 
-// A restart restores the checkpoint the ps wrote last in its lives before: no older one, and
-// none beyond the steps it reached. (A kill between a checkpoint's file and its record leaves
-// a newer checkpoint than the last recorded.)
+// A restart restores the checkpoint the ps wrote last in its lives before, or an older one
+// followed by a worker's copy at least as new: no older state, and none beyond the steps it
+// reached. (A kill between a checkpoint's file and its record leaves a newer checkpoint than
+// the last recorded.)
 void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::string>& violations) {
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lastCheckpoint;  // by ps
   std::map<std::uint32_t, std::uint64_t> reached;  // by ps: the most its lives may have reached
@@ -213,12 +215,13 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
     const auto written = lastCheckpoint.find(ps);
     if (life.restoredStep) {
       const auto step = *life.restoredStep;
+      const auto resumed = std::max(step, life.recoveredStep.value_or(0));
       if (written != lastCheckpoint.end() && life.servedGeneration.value_or(UINT64_MAX) ==
                                                  written->second.first &&
-          step < written->second.second) {
+          resumed < written->second.second) {
         violations.push_back(fmt::format(
             "restore: {} restored step {} of generation {}, older than its last checkpoint, "
-            "step {}",
+            "step {}, and took no later copy",
             life.name(), step, written->second.first, written->second.second));
       }
       if (step > reached[ps]) {

@@ -165,7 +165,7 @@ struct SliceState {
   std::uint64_t globalStep;
   std::uint32_t moments;
   double scalars[2];  // the optimizer's (Adam: beta1 and beta2 to the power of its steps)
-  std::uint32_t follows;  // slice states that follow this one in the same answer
+  std::uint32_t follows = 0;  // slice states that follow this one in the same answer
 };
 constexpr std::uint32_t kMaxMoments = 2;
 // A freeze's answer: the slice served, then the one kept from the last re-cut committed and the

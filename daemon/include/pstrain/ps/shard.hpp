@@ -128,11 +128,13 @@ class Shard {
   // at `globalStep`, and its optimizer goes on from `state` (else DecodeError).
   void resume(std::uint64_t globalStep, const OptimizerState& state);
 
-  // Takes size() `values` as the parameters at `globalStep`, provided no gradient has gone into
-  // this shard yet: a ps that lost its checkpoint, given a worker's copy. The optimizer state
-  // stays as it starts (Adam's moments zero). Returns false, changing nothing, once a gradient
-  // has been applied or a copy adopted, so one run never holds two different shards. Returns
-  // the checksum of the shard as adopted, or nothing where it was refused.
+  // Takes size() `values` as the parameters at `globalStep`, provided it is later than the
+  // shard's step and no gradient has gone into the shard since it started or restored: a ps
+  // that lost its checkpoint, or restored one older than the steps the workers saw, given a
+  // worker's copy. The optimizer state stays as it started or was restored (Adam's moments zero
+  // without a checkpoint). Refused, changing nothing, once a gradient has been applied or a copy
+  // adopted, so one run never holds two different shards. Returns the checksum of the shard as
+  // adopted, or nothing where it was refused.
   std::optional<std::uint64_t> adopt(std::uint64_t globalStep, const float* values);
 
  private:
@@ -167,6 +169,7 @@ class Shard {
   Params params_;                        // at paramsStep_
   std::uint64_t paramsStep_ = 0;         // behind globalStep_ while a batch is applied
   std::uint64_t globalStep_ = 0;
+  std::uint64_t restoredStep_ = 0;  // where it started: a copy may replace it until it moves on
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
   std::deque<Request*> waiting_;
