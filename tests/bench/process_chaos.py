@@ -16,6 +16,8 @@ processes as the run goes:
               one ps is dropped (iptables on a net_cls cgroup the worker's process is moved
               into), what the ps sends still reaches the worker; TCP, its segments
               unacknowledged, then stalls that connection both ways until it heals
+  full-disk   (with --full-disk) the run's log dir, each seed's own tmpfs, filled for
+              0.6-4.5 s: checkpoints, events, logs and history records find no room
 
 and, through failpoints (PSTRAIN_FAILPOINTS, each child's first start only):
 
@@ -28,10 +30,11 @@ history checker (build/daemon/tests/history_check) finds no violation. Prints ea
 outcome and a final count; exits 1 if any seed failed. Needs build/pstrain and history_check
 (ci/build.sh) and Debian's dataset-fashion-mnist.
 
-    python3 tests/bench/process_chaos.py [--stale] [--partition] [FIRST [LAST]]  # seeds 1-200
+    python3 tests/bench/process_chaos.py [--stale] [--partition] [--full-disk] [FIRST [LAST]]
 
-Without --stale and --partition a seed draws the schedule it drew before those fault kinds
-existed. --partition needs root (iptables, and a net_cls cgroup it mounts where none is).
+Seeds 1 to 200 by default. Without those flags a seed draws the schedule it drew before those
+fault kinds existed. --partition and --full-disk need root (iptables, a net_cls cgroup it
+mounts where none is, a tmpfs).
 """
 import json
 import os
@@ -55,8 +58,12 @@ PARTITIONED = os.path.join(NET_CLS, "pstrain-partitioned")
 PARTITION_CLASS = "0x00100001"
 
 
-def draw(seed, stale=False, partition=False):
-    """The run's settings, its failpoints and its schedule of (seconds, fault) for `seed`."""
+OPTIONAL_KINDS = ["stale", "partition", "full-disk"]
+
+
+def draw(seed, optional=()):
+    """The run's settings, its failpoints and its schedule of (seconds, fault) for `seed`, with
+    the fault kinds of OPTIONAL_KINDS named in `optional`."""
     rng = random.Random(seed)
     run = {"ps": rng.choice([2, 3]), "workers": rng.choice([2, 3]),
            "sync": rng.choice(["true", "false"])}
@@ -72,7 +79,7 @@ def draw(seed, stale=False, partition=False):
     for _ in range(rng.randint(4, 8)):
         at += rng.uniform(0.15, 0.5)
         kind = rng.choice(["kill", "kill", "stop", "stop", "ps+", "ps-", "worker+", "worker-"]
-                          + (["stale"] if stale else []) + (["partition"] if partition else []))
+                          + [kind for kind in OPTIONAL_KINDS if kind in optional])
         faults.append((at, kind, rng.random(), rng.uniform(0.2, 1.5)))
     return run, ";".join(failpoints), faults
 
@@ -89,8 +96,11 @@ def started(logs, child):
         with open(os.path.join(logs, child, "events.jsonl")) as events:
             for line in events:
                 if '"event":"started"' in line.replace(" ", ""):
-                    event = json.loads(line)
-    except (OSError, ValueError):
+                    try:
+                        event = json.loads(line)
+                    except ValueError:
+                        pass  # a line a full disk cut short
+    except OSError:
         return None
     return event
 
@@ -180,9 +190,31 @@ def stale_restart(logs, child, pid, hold):
     return True
 
 
-def run_seed(seed, stale, partitions):
-    run, failpoints, faults = draw(seed, stale, partitions)
+def fill(directory, hold):
+    """Fills the file system of `directory` for `hold` s, then frees it."""
+    filler = os.path.join(directory, "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            os.posix_fallocate(fd, 0, os.statvfs(directory).f_bavail * 4096)
+        except OSError:
+            pass
+        try:
+            while True:  # what the allocation left, and what the children freed meanwhile
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        time.sleep(hold)
+    finally:
+        os.close(fd)
+        os.remove(filler)
+
+
+def run_seed(seed, optional):
+    run, failpoints, faults = draw(seed, optional)
     logs = tempfile.mkdtemp(prefix=f"process-chaos-{seed}-")
+    if "full-disk" in optional:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1g", "tmpfs", logs], check=True)
     env = dict(os.environ, PSTRAIN_FAILPOINTS=failpoints)
     argv = [PSTRAIN, "local", "--ps", str(run["ps"]), "--workers", str(run["workers"]),
             "--sync", run["sync"], "--data-dir", DATA, "--train-steps", str(STEPS),
@@ -209,6 +241,10 @@ def run_seed(seed, stale, partitions):
         if kind in launched:
             send(launcher.pid, launched[kind])
             done.append(kind)
+            continue
+        if kind == "full-disk":
+            fill(logs, 3 * hold)
+            done.append(f"full disk {3 * hold:.1f}s")
             continue
         names = children(logs)
         servers = [name for name in names if name.startswith("ps-")]
@@ -259,9 +295,9 @@ def run_seed(seed, stale, partitions):
 
 def main():
     args = sys.argv[1:]
-    stale, partitions = "--stale" in args, "--partition" in args
-    args = [arg for arg in args if arg not in ("--stale", "--partition")]
-    if partitions:
+    optional = [arg[2:] for arg in args if arg[2:] in OPTIONAL_KINDS]
+    args = [arg for arg in args if arg[2:] not in OPTIONAL_KINDS]
+    if "partition" in optional:
         prepare_partitions()
     first = int(args[0]) if args else 1
     last = int(args[1]) if len(args) > 1 else 200
@@ -271,7 +307,7 @@ def main():
     failed = []
     total = time.monotonic()
     for seed in range(first, last + 1):
-        problems, seconds, description, logs = run_seed(seed, stale, partitions)
+        problems, seconds, description, logs = run_seed(seed, optional)
         if problems:
             failed.append(seed)
             print(f"seed {seed}: FAILED after {seconds:.1f} s ({description}); logs in {logs}")
@@ -279,6 +315,8 @@ def main():
                 print("    " + problem.replace("\n", "\n    "))
         else:
             print(f"seed {seed}: passed in {seconds:.1f} s ({description})")
+            if "full-disk" in optional:
+                subprocess.run(["umount", "--lazy", logs], check=True)  # its last child may still be exiting
             subprocess.run(["rm", "-rf", logs])
         sys.stdout.flush()
     print(f"{last - first + 1 - len(failed)} passed, {len(failed)} failed"

@@ -58,6 +58,7 @@ class WholeLinesFileSink : public spdlog::sinks::base_sink<std::mutex> {
   static constexpr size_t kBufferBytes = 64 * 1024;
 
   void writeOut() {
+    if (cutShort_) pending_.insert(0, 1, '\n');  // the next lines start lines of their own
     size_t written = 0;
     while (written < pending_.size()) {
       ssize_t n = ::write(fd_, pending_.data() + written, pending_.size() - written);
@@ -65,11 +66,13 @@ class WholeLinesFileSink : public spdlog::sinks::base_sink<std::mutex> {
       if (n <= 0) break;  // a full disk: these lines are lost, the next ones are tried again
       written += size_t(n);
     }
+    if (written > 0) cutShort_ = pending_[written - 1] != '\n';
     pending_.clear();
   }
 
   const int fd_;
   std::string pending_;
+  bool cutShort_ = false;  // a full disk ended the file mid-line
 };
 
 // A file left with an unfinished last line (a host that crashed mid-write, another writer): ends

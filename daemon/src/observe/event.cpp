@@ -227,6 +227,14 @@ Event crashLoop(const std::string& child, int runs, double delaySeconds) {
                             child, runs, delaySeconds)));
 }
 
+Event dataCopyFailed(const std::string& reason) {
+  return std::move(Event("data_copy_failed")
+                       .text("reason", reason)
+                       .line("local", kLineWarn,
+                             reason + "; the workers that were to read that copy read the data "
+                                      "set itself"));
+}
+
 Event stopped(const std::string& signal) {
   return std::move(Event("stopped")
                        .text("signal", signal)

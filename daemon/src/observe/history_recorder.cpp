@@ -146,18 +146,51 @@ HistoryRecorder::HistoryRecorder(const std::string& path, const HistoryHeader& h
     ::close(fd_);
     throw IoError("cannot write " + path + ": " + why);
   }
+  end_ = ::lseek(fd_, 0, SEEK_END);
+  reserve();
 }
 
-HistoryRecorder::~HistoryRecorder() { ::close(fd_); }
+HistoryRecorder::~HistoryRecorder() {
+  writeWaiting();
+  ::close(fd_);
+}
 
 void HistoryRecorder::record(const HistoryRecord& record) {
   const auto bytes = encodeHistoryRecord(record);
   std::lock_guard<std::mutex> lock(mutex_);
-  if (::write(fd_, bytes.data(), bytes.size()) == ssize_t(bytes.size()) || failed_) return;
-  failed_ = true;
-  log::logger(roleName(header_.role))
-      ->error("The run's history in {} is incomplete from now on: {}", path_,
-              std::strerror(errno));
+  if (waiting_.size() + bytes.size() > kMaxWaitingBytes) {
+    if (!dropped_) {
+      log::logger(roleName(header_.role))
+          ->error("The run's history in {} is incomplete from now on: the disk has had no room "
+                  "for {} MB of its records",
+                  path_, kMaxWaitingBytes >> 20);
+    }
+    dropped_ = true;
+    return;
+  }
+  waiting_.insert(waiting_.end(), bytes.begin(), bytes.end());
+  writeWaiting();
+}
+
+void HistoryRecorder::reserve() {
+  if (reserved_ - end_ >= kReserveBytes / 2) return;
+  // Blocks allocated, the size unchanged: appends land in them however full the disk gets.
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, end_, kReserveBytes) == 0) {
+    reserved_ = end_ + kReserveBytes;
+  }
+}
+
+void HistoryRecorder::writeWaiting() {
+  size_t written = 0;
+  while (written < waiting_.size()) {
+    const auto n = ::write(fd_, waiting_.data() + written, waiting_.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // no room: the rest, a record's tail included, waits for the next
+    written += size_t(n);
+  }
+  waiting_.erase(waiting_.begin(), waiting_.begin() + long(written));
+  end_ += off_t(written);
+  reserve();
 }
 
 }  // namespace pstrain::observe

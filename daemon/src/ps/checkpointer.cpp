@@ -83,11 +83,17 @@ void Checkpointer::writePeriodically() {
   const auto period = std::chrono::duration<double>(options_.everySeconds);
   std::unique_lock<std::mutex> lock(stopMutex_);
   while (!stopRequested_.wait_for(lock, period, [this] { return stopping_; })) {
-    try {
-      write();
-    } catch (const IoError& e) {
-      observer_.checkpointFailed(e.what());
-    }
+    writeOrReport();
+  }
+}
+
+bool Checkpointer::writeOrReport() {
+  try {
+    write();
+    return true;
+  } catch (const IoError& e) {
+    observer_.checkpointFailed(e.what());
+    return false;
   }
 }
 

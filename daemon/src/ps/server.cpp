@@ -85,7 +85,7 @@ std::shared_ptr<ServedCut> Server::makeCut(const CutPosition& position,
                             options_.runId, position},
       observer_, [this] {
         gate_.open();
-        current()->checkpointer().write();
+        current()->checkpointer().writeOrReport();
       },
       options_.pullEncoding);
 }
@@ -213,7 +213,7 @@ std::uint64_t Server::replaceCut(const CutPosition& position, const Shard::Slice
 
 void Server::stop() {
   halt();
-  current()->checkpointer().write();
+  current()->checkpointer().writeOrReport();
 }
 
 void Server::crash() {

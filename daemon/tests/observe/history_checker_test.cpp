@@ -265,6 +265,20 @@ BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_
   const auto violations = checkHistories(run);
   for (const auto& violation : violations) BOOST_TEST_MESSAGE(violation);
   BOOST_TEST(violations.empty());
+  // After the run's end: ps 0, its final checkpoint written at step 6, comes back at step 4 (a
+  // stale checkpoint) and applies nothing: nothing is lost. Were it to train on from there, the
+  // steps after 4 would be.
+  run = cleanRun();
+  run[2].records.push_back(checkpoint(1, 6));
+  auto late = life(Role::kPs, 0, 0x13, 400, 6);
+  late.records = {restored(4, 1, kAtStep4), serving(1, 0, 2, 4)};
+  run.push_back(late);
+  const auto afterTheEnd = checkHistories(run);
+  for (const auto& violation : afterTheEnd) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(afterTheEnd.empty());
+  run.back().records.push_back(applied(1, kWorker1, 3, 1, 5));
+  run.back().records.push_back(applied(1, kWorker1, 4, 1, 6));
+  expectOnly(run, "restore");
   run = cleanRun();
   // ps 0 comes back at the last step, 6, which it never reached (nor step 5: at most a push of
   // its one worker after step 4 may have gone unrecorded).

@@ -206,7 +206,9 @@ AppliedAt checkPushes(const std::vector<PsLife>& lives, bool sync, std::uint64_t
 // A restart restores the checkpoint the ps wrote last in its lives before, or an older one
 // followed by a worker's copy at least as new: no older state, and none beyond the steps it
 // reached. (A kill between a checkpoint's file and its record leaves a newer checkpoint than
-// the last recorded.)
+// the last recorded.) After the run's last step (its last checkpoint the final one) an older
+// restore that applies nothing loses nothing: the final parameters are worker 0's model, and a
+// run that trains on (more steps) is another run, which starts over.
 void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::string>& violations) {
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lastCheckpoint;  // by ps
   std::map<std::uint32_t, std::uint64_t> reached;  // by ps: the most its lives may have reached
@@ -216,9 +218,14 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
     if (life.restoredStep) {
       const auto step = *life.restoredStep;
       const auto resumed = std::max(step, life.recoveredStep.value_or(0));
+      const bool applied = std::any_of(life.cuts.begin(), life.cuts.end(),
+                                       [](const auto& cut) { return !cut.second.applied.empty(); });
+      const bool afterTheEnd =
+          written != lastCheckpoint.end() &&
+          written->second.second == life.segment->header.trainSteps && !applied;
       if (written != lastCheckpoint.end() && life.servedGeneration.value_or(UINT64_MAX) ==
                                                  written->second.first &&
-          resumed < written->second.second) {
+          resumed < written->second.second && !afterTheEnd) {
         violations.push_back(fmt::format(
             "restore: {} restored step {} of generation {}, older than its last checkpoint, "
             "step {}, and took no later copy",
@@ -267,7 +274,14 @@ void checkFinalStep(const std::vector<PsLife>& lives, std::uint64_t trainSteps,
         cut->second.psCount != finalCount) {
       continue;
     }
-    finalSlices[cut->second.index] = &life;
+    auto& holder = finalSlices[cut->second.index];
+    // A life after the slice's last step that applies nothing (a restart after the run's end)
+    // leaves the slice where it ended.
+    if (holder && cut->second.applied.empty() &&
+        endOf(holder->cuts.at(lastGeneration)) == trainSteps) {
+      continue;
+    }
+    holder = &life;
   }
   for (int index = 0; index < int(finalCount); ++index) {
     const auto served = finalSlices.find(index);

@@ -174,6 +174,9 @@ Event restarted(const std::string& child, int status, int restart, double delayS
 // A child of `pstrain local` made no global step in its last `runs` runs: its restarts have
 // backed off to the cap, `delaySeconds` apart, until a run makes steps.
 Event crashLoop(const std::string& child, int runs, double delaySeconds);
+// `pstrain local` could not write the data set's plain copy (`reason`): the workers that were to
+// read it read the data set itself.
+Event dataCopyFailed(const std::string& reason);
 // The process ends on `signal` (SIGTERM, SIGINT), after its last checkpoint.
 Event stopped(const std::string& signal);
 

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -164,15 +166,27 @@ class HistoryRecorder {
   HistoryRecorder& operator=(const HistoryRecorder&) = delete;
 
   const HistoryHeader& header() const { return header_; }
-  // A record that cannot be written is logged, once, and the process goes on without it.
+  // Appends `record`. The file keeps kReserveBytes of disk allocated beyond its end, so a full
+  // disk does not stop it at once; a record the disk refuses even so waits in memory (up to
+  // kMaxWaitingBytes, beyond which records are dropped and that is logged) and goes out, whole
+  // and in order, with the next one once there is room.
   void record(const HistoryRecord& record);
 
+  static constexpr off_t kReserveBytes = 8 << 20;  // about 95,000 records
+  static constexpr size_t kMaxWaitingBytes = 64 << 20;
+
  private:
+  void reserve();
+  void writeWaiting();
+
   const std::string path_;
   const HistoryHeader header_;
   std::mutex mutex_;
   int fd_ = -1;
-  bool failed_ = false;
+  off_t end_ = 0;       // of what has been written
+  off_t reserved_ = 0;  // where the disk allocated for the file ends
+  std::vector<std::uint8_t> waiting_;
+  bool dropped_ = false;
 };
 
 }  // namespace pstrain::observe

@@ -46,6 +46,10 @@ class Checkpointer {
   // Writes the checkpoint (temporary file, fsync, rename), unless nothing changed since the
   // last one; throws IoError when it cannot.
   void write();
+  // write(), where one that cannot be written (a full disk) is told to the observer and the
+  // last one written stays: the periodic checkpoints, the last step's and SIGTERM's. Returns
+  // whether it was written.
+  bool writeOrReport();
 
  private:
   void writePeriodically();

@@ -58,7 +58,8 @@ struct ServerOptions {
 // parameters) until stopped. It serves one cut of the parameters at a time (ServedCut): the one
 // its checkpoint of this run holds, else the configured one; worker 0 re-cuts the ps (freeze(),
 // prepare(), commit()). The cut is checkpointed periodically, at the last step, at a re-cut and
-// on stop().
+// on stop(). A checkpoint a full disk refuses is reported and the last one written stays, except
+// at a re-cut, which it stops (the old cut goes on).
 class Server : public CutControl {
  public:
   Server(ServerOptions options, ServerObserver& observer);

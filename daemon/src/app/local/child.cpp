@@ -30,6 +30,12 @@ void Child::finishStop() {
   if (process_) process_->stop(kStopGrace);
 }
 
+void Child::readOriginal() {
+  if (!readsCopy_) return;
+  spec_.argv.resize(spec_.argv.size() - 2);  // the copy's --data-dir, last (ChildPlanner)
+  readsCopy_ = false;
+}
+
 void Child::remove() {
   readsCopy_ = false;  // a reader not started yet is not started later
   finishStop();

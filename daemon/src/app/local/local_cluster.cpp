@@ -8,6 +8,7 @@
 #include "pstrain/common/error.hpp"
 #include "pstrain/common/log.hpp"
 #include "pstrain/net/free_ports.hpp"
+#include "pstrain/observe/event.hpp"
 
 namespace pstrain::app::local {
 namespace {
@@ -24,6 +25,7 @@ LocalCluster::LocalCluster(Plan plan, observe::Events& events)
       psHosts_(settings_.logDir + "/ps-hosts"),
       planner_(std::move(plan.self), std::move(plan.args), settings_, psHosts_.path()),
       shared_(std::make_shared<Shared>()),
+      events_(events),
       supervisor_(events) {
   shared_->children = planner_.firstChildren(psHosts_, plan.psFronts, plan.dataCopy);
 }
@@ -58,16 +60,27 @@ void LocalCluster::startLocked(Child& child, Clock::time_point now) {
   if (!shared_->stopping) supervisor_.start(child, now);
 }
 
-// Starts the children that read the data set's copy once it is written; throws its DataError.
+// Starts the children that read the data set's copy once it is written, or, where it could not
+// be written (a full disk), the data set itself; throws the DataError of a data set gone bad.
 void LocalCluster::startReaders(Clock::time_point now) {
   if (!dataCopy_.valid() ||
       dataCopy_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
     return;
   }
-  dataCopy_.get();
+  std::optional<std::string> failed;
+  try {
+    dataCopy_.get();
+  } catch (const IoError& e) {
+    failed = e.what();
+  } catch (const fs::filesystem_error& e) {
+    failed = e.what();
+  }
+  if (failed) events_.emit(observe::event::dataCopyFailed(*failed));
   std::lock_guard<std::mutex> lock(shared_->mutex);
   for (auto& child : shared_->children) {
-    if (child.readsCopy()) startLocked(child, now);
+    if (!child.readsCopy()) continue;
+    if (failed) child.readOriginal();
+    startLocked(child, now);
   }
 }
 

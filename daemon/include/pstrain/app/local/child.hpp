@@ -30,6 +30,8 @@ class Child {
   bool isChief() const { return spec_.name == "worker-0"; }
   // Waits for the plain copy of the data set before its first start.
   bool readsCopy() const { return readsCopy_; }
+  // Reads the data set itself: its copy could not be written.
+  void readOriginal();
 
   // Starts a process, in place of one that has exited.
   void start();

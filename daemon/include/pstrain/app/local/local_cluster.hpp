@@ -90,6 +90,7 @@ class LocalCluster {
   PsHosts psHosts_;
   ChildPlanner planner_;
   std::shared_ptr<Shared> shared_;
+  observe::Events& events_;
   Supervisor supervisor_;
   ScaleQueue scaleQueue_;
   // A ps taken out of the list: it is stopped once worker 0 has cut it out of the run, however
