@@ -31,9 +31,10 @@ void PsReporter::restored(const SliceValues& slice, std::uint64_t globalStep,
 }
 
 void PsReporter::shardRecovered(std::uint32_t worker, const SliceValues& slice,
-                                std::uint64_t globalStep, bool completed) {
+                                std::uint64_t fromStep, std::uint64_t globalStep,
+                                bool completed) {
   progress_.recordStep(globalStep, std::numeric_limits<float>::quiet_NaN());
-  events_.emit(event::recovered(index_, globalStep, worker));
+  events_.emit(event::recovered(index_, fromStep, globalStep, worker));
   record({Kind::kShardRecovered, 0, worker, slice.generation, globalStep}, slice);
   if (completed) progress_.setState(observe::State::kCompleted);
 }

@@ -96,16 +96,22 @@ Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool c
                             completed ? ": the run has completed, training stays done" : "")));
 }
 
-Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker) {
-  return std::move(
-      Event("recovered")
-          .integer("step", globalStep)
-          .text("peer", workerPeer(worker))
-          .line("ps", kLineWarn,
-                fmt::format("PS {}: no checkpoint, but {} held this shard at global step {}: "
-                            "training goes on from its copy (Adam's moments start again from "
-                            "zero)",
-                            ps, workerPeer(worker), globalStep)));
+Event recovered(int ps, std::uint64_t fromStep, std::uint64_t globalStep,
+                std::uint32_t worker) {
+  const auto line =
+      fromStep == 0
+          ? fmt::format("PS {}: no checkpoint, but {} held this shard at global step {}: "
+                        "training goes on from its copy (Adam's moments start again from zero)",
+                        ps, workerPeer(worker), globalStep)
+          : fmt::format("PS {}: its checkpoint was of global step {}, but {} held this shard at "
+                        "global step {}: training goes on from its copy (Adam's moments as of "
+                        "step {})",
+                        ps, fromStep, workerPeer(worker), globalStep, fromStep);
+  return std::move(Event("recovered")
+                       .integer("from_step", fromStep)
+                       .integer("step", globalStep)
+                       .text("peer", workerPeer(worker))
+                       .line("ps", kLineWarn, line));
 }
 
 Event cutFrozen(int ps, std::uint64_t generation, std::uint64_t globalStep) {

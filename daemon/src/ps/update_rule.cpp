@@ -59,6 +59,7 @@ void UpdateRule::stop(ServerObserver::Refusal why) {
 }
 
 void UpdateRule::adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) {
+  const auto fromStep = shard_.state().globalStep;
   const auto checksum = shard_.adopt(globalStep, values);
   if (!checksum) {
     observer_.shardCopyIgnored(worker, globalStep, shard_.state().globalStep);
@@ -66,8 +67,8 @@ void UpdateRule::adopt(std::uint32_t worker, std::uint64_t globalStep, const flo
   }
   const bool done = shard_.state().done;
   observer_.shardRecovered(
-      worker, {options_.generation, options_.shard.offset, shard_.size(), *checksum}, globalStep,
-      done);
+      worker, {options_.generation, options_.shard.offset, shard_.size(), *checksum}, fromStep,
+      globalStep, done);
   if (done) completed_();  // the copy is of the final step: write the final checkpoint
 }
 

@@ -140,6 +140,30 @@ BOOST_AUTO_TEST_CASE(workers_beyond_those_computing_at_once_read_a_plain_copy_an
   }
 }
 
+BOOST_AUTO_TEST_CASE(workers_whose_plain_copy_cannot_be_written_read_the_data_set_itself) {
+  // The copy's place is a file, as a full disk refuses it: a data_copy_failed event, and the
+  // workers that were to read the copy read the data set, as worker 0 does.
+  SyntheticCluster cluster;
+  std::filesystem::create_directories(cluster.logs.path());
+  writeFile(cluster.logs.file("data"), "not a directory");
+  auto args = cluster.localArgs("100000000");
+  args.insert(args.end(), {"--workers", "3", "--concurrent-workers", "1"});
+  args.insert(args.begin(), pstrainBinary());
+  pstrain::app::ChildProcess launcher(args, "/dev/null", cluster.logs.file("launcher.err"));
+  auto trained = [&](int w) {
+    return !workerGlobalSteps(cluster.logs.file("worker-" + std::to_string(w))).empty();
+  };
+  BOOST_REQUIRE_MESSAGE(waitFor([&] { return trained(0) && trained(1) && trained(2); },
+                                std::chrono::seconds(60)),
+                        readText(cluster.logs.file("launcher.err")));
+  launcher.stop(std::chrono::seconds(10));
+  BOOST_TEST(eventsOf(cluster.logs.path(), "data_copy_failed").size() == 1u);
+  for (int w = 0; w < 3; ++w) {
+    const auto log = readText(cluster.logs.file("worker-" + std::to_string(w) + "/deploy.log"));
+    BOOST_TEST(contains(log, "examples from " + cluster.data.path() + "\n"), "worker " << w);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(sync_mode_trains_to_the_final_step) {
   SyntheticCluster cluster;
   // Long enough for worker 1 to join on a loaded machine: 600 steps were over before its process

@@ -962,6 +962,7 @@ CLUSTER_TEST(a_ps_back_from_a_stale_checkpoint_takes_the_workers_later_copy) {
   const auto step = recovered[0]->getValue<std::uint64_t>("step");
   BOOST_TEST_MESSAGE("ps 1 restored step " << stale << " after it stopped at " << stopped
                                            << ", recovered at " << step);
+  BOOST_TEST(recovered[0]->getValue<std::uint64_t>("from_step") == stale);
   BOOST_TEST(step > stale);
   BOOST_TEST(step <= stopped);
   BOOST_TEST(staleness(cluster, 1).first == 3000u - step);  // this life's pushes, from there on

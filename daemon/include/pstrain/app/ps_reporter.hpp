@@ -28,7 +28,8 @@ class PsReporter : public ps::ServerObserver, public net::SessionObserver {
 
   void restored(const SliceValues& slice, std::uint64_t globalStep, const std::string& path,
                 bool completed) override;
-  void shardRecovered(std::uint32_t worker, const SliceValues& slice, std::uint64_t globalStep,
+  void shardRecovered(std::uint32_t worker, const SliceValues& slice, std::uint64_t fromStep,
+                      std::uint64_t globalStep,
                       bool completed) override;
   void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                         std::uint64_t globalStep) override;

@@ -136,8 +136,9 @@ Event listenerFailed(const std::string& what);
 Event finished(int ps, std::uint32_t worker, std::uint64_t localSteps);
 Event checkpoint(int ps, std::uint64_t globalStep, const std::string& path);
 Event restored(int ps, std::uint64_t globalStep, const std::string& path, bool completed);
-// A ps without a checkpoint took its shard from `worker`'s copy at `globalStep`.
-Event recovered(int ps, std::uint64_t globalStep, std::uint32_t worker);
+// A ps without a checkpoint (`fromStep` 0), or with one older than the step the workers saw,
+// took its shard from `worker`'s copy at `globalStep`.
+Event recovered(int ps, std::uint64_t fromStep, std::uint64_t globalStep, std::uint32_t worker);
 // A re-cut of the ps: ps `ps` applies no more pushes at `globalStep` for the re-cut to
 // `generation`; it serves parameters [offset, offset + count) as ps `index` of `psCount` from
 // `globalStep` (count 0: it is out of the run); a re-cut that did not install its cut left it

@@ -75,10 +75,12 @@ class ServerObserver {
   // The shard came from the checkpoint at `path` (of the cut the ps serves next: serving()).
   virtual void restored(const SliceValues& slice, std::uint64_t globalStep,
                         const std::string& path, bool completed) = 0;
-  // The shard was taken from `worker`'s copy at `globalStep` (no checkpoint was restored);
-  // `completed`: it was at the last step.
+  // The shard was taken from `worker`'s copy at `globalStep`, in place of the one it started
+  // with at `fromStep` (0: no checkpoint; else an older checkpoint's); `completed`: it was at
+  // the last step.
   virtual void shardRecovered(std::uint32_t worker, const SliceValues& slice,
-                              std::uint64_t globalStep, bool completed) = 0;
+                              std::uint64_t fromStep, std::uint64_t globalStep,
+                              bool completed) = 0;
   // `worker`'s copy at `copyStep` came after the shard had moved on (to `globalStep`).
   virtual void shardCopyIgnored(std::uint32_t worker, std::uint64_t copyStep,
                                 std::uint64_t globalStep) = 0;
