@@ -36,6 +36,11 @@ bool sameSlice(const net::Welcome& a, const net::Welcome& b) {
 
 }  // namespace
 
+void giveCopy(PsLink& link, std::uint64_t step, const float* params) {
+  link.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{step}),
+                     params + link.shard.offset, link.shard.count);
+}
+
 PsLinks::PsLinks(ClientOptions options, net::Dialer dial, ClientObserver& observer,
                  bool sliceStates)
     : options_(std::move(options)),
@@ -167,10 +172,7 @@ bool PsLinks::reconnect(PsLink& link, float* params, const std::vector<net::Endp
     // copy of its shard is its parameters as of the last answer we had (or of one cut short,
     // read partly); the ps adopts the first copy it is given that is later than its own, if it
     // has applied nothing since it started.
-    if (made.globalStep < step && sameSlice(made.shard, shard)) {
-      made.channel->send(net::MessageType::kShardCopy, net::encode(net::ShardCopy{step}),
-                         params + made.shard.offset, made.shard.count);
-    }
+    if (made.globalStep < step && sameSlice(made.shard, shard)) giveCopy(made, step, params);
     then(made);  // it may have gone back to its last checkpoint: its parameters replace ours
   };
   auto opened = openWatched(link.endpoint, options_.peerTimeoutSeconds, &known, restore, step);
@@ -216,6 +218,7 @@ PsLinks::Reconnected PsLinks::reconnectLost(float* params, const Then& then) {
 }
 
 std::vector<PsLink> PsLinks::release() {
+  copyStep_ = copyStep();  // the copy stays as of these links' answers
   std::vector<PsLink> links;
   links.swap(links_);
   return links;

@@ -88,6 +88,26 @@ Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target,
   return frozen;
 }
 
+// A ps of the copy's cut back behind the copy (killed, or started from an older checkpoint than
+// its last) is given the copy's slice before it freezes, as a reconnecting worker gives it: if it
+// has applied nothing since, it adopts it, and the slice it freezes is not older than the copy.
+void giveCopies(Frozen& frozen, const float* copy, const PsLinks& links, std::uint64_t copyStep) {
+  if (!copy) return;
+  for (auto& ps : frozen.ps) {
+    const auto& link = ps.link;
+    // Of the cut served (not a new ps's configured cut of another ps count), behind the copy.
+    const bool served = link.shard.generation == links.generation() &&
+                        link.shard.psCount == links.served().size() &&
+                        contains(links.served(), link.endpoint) && link.shard.count > 0;
+    if (!served || link.globalStep >= copyStep) continue;
+    try {
+      giveCopy(ps.link, copyStep, copy);
+    } catch (const UnreachableError&) {
+      // the freeze finds it gone
+    }
+  }
+}
+
 // Each frozen ps stops applying pushes and gives its slice with its optimizer state, and the
 // slice it kept from the re-cut before.
 void freeze(Frozen& frozen, std::uint64_t generation, size_t parameterCount,
@@ -222,6 +242,7 @@ RecutResult RecutCoordinator::recut(PsLinks& links, const std::vector<net::Endpo
                                                                links.options().seed);
     CutAssembly assembly(copy ? copy : initial.data(), parameterCount, links.generation(),
                          copyStep);
+    giveCopies(frozen, copy, links, copyStep);
     freeze(frozen, generation, parameterCount, assembly);
     const auto gap =
         copy || assembly.globalStep() == 0 ? std::nullopt : assembly.uncovered();

@@ -199,7 +199,10 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
   // push waited here) gives it to the next step.
   awaitBarrierLeft(lock, worker);
   StepResult result = resultLocked(false, false, 0);
-  if (!overLocked()) {
+  // A worker that read the parameters before the ps adopted a copy (one new to the run, welcomed
+  // at the restored step): its gradient is of no step here, and the answer gives the copy.
+  result.replaced = basedOn < adoptedStep_ && !overLocked();
+  if (!result.replaced && !overLocked()) {
     const float* __restrict g = gradient;
     float* __restrict sum = gradientSum_.data();
     for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
@@ -325,6 +328,7 @@ std::optional<std::uint64_t> Shard::adopt(std::uint64_t globalStep, const float*
   auto adopted = buffers_->take();
   std::copy(values, values + size_, adopted.get());
   replaceLocked(std::move(adopted), globalStep);
+  adoptedStep_ = globalStep;
   return checksumLocked();
 }
 

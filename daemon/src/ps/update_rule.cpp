@@ -41,7 +41,9 @@ UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
   } else {
     observer_.pushRefused(request.worker, request.incarnation, request.pushNumber,
                           options_.generation, result.globalStep,
-                          result.done ? ServerObserver::Refusal::kDone : stoppedFor_.load());
+                          result.done       ? ServerObserver::Refusal::kDone
+                          : result.replaced ? ServerObserver::Refusal::kReplaced
+                                            : stoppedFor_.load());
   }
   if (result.advanced) advanced(result, request.localStep, request.loss, request.worker);
   // The pushes applied with the last step (a batch, a sync step) report from threads of their

@@ -163,10 +163,11 @@ BOOST_AUTO_TEST_CASE_TEMPLATE(a_recut_cut_off_in_transit_thaws_and_is_made_again
   const auto incomplete = cluster.workerReports(0).eventsNamed("recut_incomplete");
   BOOST_TEST(incomplete.size() == 1u);
   BOOST_TEST(!incomplete.at(0)->getValue<std::string>("reason").empty());
-  // No ps served its slice of the first attempt, which committed none: ps 0, which held its
-  // slice, and ps 1 served their frozen cuts again, then took their slices of the re-cut made
-  // again, to the same generation.
-  BOOST_TEST(cluster.psReports(0).eventsNamed("cut_thawed").size() == 1u);
+  // No ps served its slice of the first attempt, which committed none: ps 1 served its frozen
+  // cut again, and so did ps 0, which held its slice, unless the second attempt's freeze reached
+  // it before it saw the first attempt's channel end (a loaded machine); then both took their
+  // slices of the re-cut made again, to the same generation.
+  BOOST_TEST(cluster.psReports(0).eventsNamed("cut_thawed").size() <= 1u);
   BOOST_TEST(cluster.psReports(1).eventsNamed("cut_thawed").size() == 1u);
   BOOST_TEST(recuts(cluster).size() == 1u);
   BOOST_TEST(recuts(cluster).back()->getValue<std::uint64_t>("generation") == 1u);

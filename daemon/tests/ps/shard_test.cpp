@@ -326,6 +326,26 @@ BOOST_AUTO_TEST_CASE(a_restored_shard_adopts_only_a_later_copy_before_any_gradie
   BOOST_TEST(moved.read().globalStep == 4u);
 }
 
+BOOST_AUTO_TEST_CASE(a_sync_gradient_computed_before_an_adopted_copy_is_refused) {
+  // A worker new to the run read the parameters at step 0; then the ps adopted a copy of step
+  // 12. Its gradient belongs to no step of these parameters: refused, the answer gives the copy.
+  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), syncSteps(100));
+  shard.setWorkers(1);
+  const float copy[] = {5.0f, 6.0f};
+  BOOST_REQUIRE(shard.adopt(12, copy).has_value());
+  float gradient[] = {2.0f, -2.0f};
+  auto stale = shard.push(1, gradient, 0);
+  BOOST_TEST(!stale.applied);
+  BOOST_TEST(stale.replaced);
+  BOOST_TEST(stale.globalStep == 12u);
+  BOOST_TEST(stale.params.get()[0] == 5.0f);
+  auto fresh = shard.push(1, gradient, 12);  // computed on the copy
+  BOOST_TEST(fresh.applied);
+  BOOST_TEST(!fresh.replaced);
+  BOOST_TEST(fresh.globalStep == 13u);
+  BOOST_TEST(fresh.params.get()[0] == 4.0f);
+}
+
 BOOST_AUTO_TEST_CASE(checkpoint_file_round_trips_and_refuses_other_bytes) {
   Checkpoint checkpoint{77, CutPosition{3, 2, 1, {50885, 50885}}, 1234, {1, 2, 3, 4, 5}};
   auto decoded = decodeCheckpoint(encodeCheckpoint(checkpoint));

@@ -57,6 +57,8 @@ class Shard {
     // Of an applied push: the global step its gradient went into (sync: the step it waited for,
     // which `globalStep` may have passed by the time it is answered).
     std::uint64_t appliedStep = 0;
+    // Sync: refused, its gradient computed on parameters older than a copy adopted since.
+    bool replaced = false;
   };
 
   struct Options {
@@ -170,6 +172,7 @@ class Shard {
   std::uint64_t paramsStep_ = 0;         // behind globalStep_ while a batch is applied
   std::uint64_t globalStep_ = 0;
   std::uint64_t restoredStep_ = 0;  // where it started: a copy may replace it until it moves on
+  std::uint64_t adoptedStep_ = 0;   // of the copy adopted, if any
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
   std::deque<Request*> waiting_;
