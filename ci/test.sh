@@ -45,7 +45,7 @@ phase() {
   "$@" || failed+=("$name")
   echo "phase $name: $((SECONDS - start)) s (at $((SECONDS / 60)) min $((SECONDS % 60)) s of the test command)"
 }
-phase ctest bash -c 'cd build && ctest --output-on-failure --timeout 600'
+phase ctest bash -c 'cd build && ctest -j"$(nproc)" --output-on-failure --timeout 600'
 phase ui bash ci/ui-test.sh
 phase sanitizers bash ci/sanitize.sh
 phase fuzz bash ci/fuzz.sh 60

@@ -938,8 +938,10 @@ CLUSTER_TEST(a_ps_that_lost_its_checkpoint_takes_its_shard_from_the_workers) {
 CLUSTER_TEST(a_ps_back_from_a_stale_checkpoint_takes_the_workers_later_copy) {
   // ps 1's checkpoint is put back to an older one while it is down (a volume restored, a kill
   // between checkpoints): it restores that, and the workers, who saw it further on, give it
-  // their copy, so the steps since are not trained again.
-  InProcessCluster cluster(Over::kTransport, flags(2, 2, 3000));
+  // their copy, so the steps since are not trained again. (A worker that knows ps 1 at no later
+  // step, one that missed its last life, would push first and the ps would take no copy: so
+  // both workers train with ps 1's second life before it stops.)
+  InProcessCluster cluster(Over::kTransport, flags(2, 2, 3000, {"--concurrent-workers", "0"}));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   for (int w = 0; w < 2; ++w) cluster.startWorker(w);
   BOOST_REQUIRE(waitFor([&] { return globalStep(cluster) >= 300; }, std::chrono::seconds(30)));
@@ -947,7 +949,11 @@ CLUSTER_TEST(a_ps_back_from_a_stale_checkpoint_takes_the_workers_later_copy) {
   const auto aside = cluster.checkpointPath(1) + ".stale";
   std::filesystem::copy_file(cluster.checkpointPath(1), aside);
   cluster.startPs(1);
-  BOOST_REQUIRE(waitFor([&] { return cluster.server(1).globalStep() >= stale + 300; },
+  BOOST_REQUIRE(waitFor(
+      [&] { return eventsNamed(cluster.psReports(1), "connected").size() >= 2u; },
+      std::chrono::seconds(30)));
+  const auto joined = cluster.server(1).globalStep();
+  BOOST_REQUIRE(waitFor([&] { return cluster.server(1).globalStep() >= joined + 300; },
                         std::chrono::seconds(30)));
   const auto stopped = cluster.stopPs(1);
   std::filesystem::rename(aside, cluster.checkpointPath(1));
