@@ -170,8 +170,7 @@ bool PsLinks::reconnect(PsLink& link, float* params, const std::vector<net::Endp
     // Behind the step we knew it at, serving the same slice: it lost its checkpoint, or
     // restored one older than its last (a kill between checkpoints, a stale copy put back). Our
     // copy of its shard is its parameters as of the last answer we had (or of one cut short,
-    // read partly); the ps adopts the first copy it is given that is later than its own, if it
-    // has applied nothing since it started.
+    // read partly); the ps adopts a copy later than its own step.
     if (made.globalStep < step && sameSlice(made.shard, shard)) giveCopy(made, step, params);
     then(made);  // it may have gone back to its last checkpoint: its parameters replace ours
   };

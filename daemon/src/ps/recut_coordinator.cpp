@@ -89,8 +89,8 @@ Frozen gather(PsLinks& links, const std::vector<net::Endpoint>& target,
 }
 
 // A ps of the copy's cut back behind the copy (killed, or started from an older checkpoint than
-// its last) is given the copy's slice before it freezes, as a reconnecting worker gives it: if it
-// has applied nothing since, it adopts it, and the slice it freezes is not older than the copy.
+// its last) is given the copy's slice before it freezes, as a reconnecting worker gives it: it
+// adopts it, and the slice it freezes is not older than the copy.
 void giveCopies(Frozen& frozen, const float* copy, const PsLinks& links, std::uint64_t copyStep) {
   if (!copy) return;
   for (auto& ps : frozen.ps) {

@@ -199,8 +199,9 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
   // push waited here) gives it to the next step.
   awaitBarrierLeft(lock, worker);
   StepResult result = resultLocked(false, false, 0);
-  // A worker that read the parameters before the ps adopted a copy (one new to the run, welcomed
-  // at the restored step): its gradient is of no step here, and the answer gives the copy.
+  // A worker that read the parameters before the ps adopted a copy (one new to the run, or one
+  // that read them since the ps restarted): its gradient is of no step here, and the answer
+  // gives the copy.
   result.replaced = basedOn < adoptedStep_ && !overLocked();
   if (!result.replaced && !overLocked()) {
     const float* __restrict g = gradient;
@@ -210,13 +211,17 @@ Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
     const auto staleness = globalStep_ - std::min(basedOn, globalStep_);
     if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
     const auto step = globalStep_;
+    const auto adoptions = adoptions_;
     // Every connected worker has given its gradient (fewer may be connected by now than when
     // this one came), or the deadline passed without the others: the step is taken with those
     // that came, so a lost worker slows training down instead of stopping it.
     changed_.wait_until(lock, stepDeadline_, [&] {
       return closed_ || globalStep_ > step || arrivals_ >= workers_;
     });
-    if (closed_ || globalStep_ > step) {
+    if (adoptions_ != adoptions) {  // the step's gradients were dropped with the parameters
+      result = resultLocked(false, false, 0);
+      result.replaced = true;
+    } else if (closed_ || globalStep_ > step) {
       result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
     } else {
       const int came = arrivals_;
@@ -292,7 +297,6 @@ void Shard::restore(std::uint64_t globalStep, const std::vector<std::uint8_t>& b
   optimizer_->restore(in);
   in.expectEnd();
   replaceLocked(std::move(restored), globalStep);
-  restoredStep_ = globalStep;
 }
 
 Shard::Slice Shard::slice() const {
@@ -321,14 +325,18 @@ void Shard::resume(std::uint64_t globalStep, const OptimizerState& state) {
 std::optional<std::uint64_t> Shard::adopt(std::uint64_t globalStep, const float* values) {
   std::unique_lock<std::mutex> lock(mutex_);
   changed_.wait(lock, [&] { return !inFlight_; });
-  // A sync step under way holds gradients computed on the parameters this would replace.
-  if (globalStep_ != restoredStep_ || arrivals_ > 0 || globalStep <= globalStep_) {
-    return std::nullopt;
-  }
+  if (globalStep <= globalStep_ || overLocked()) return std::nullopt;
+  // A sync step under way sums gradients computed on the parameters this replaces: its pushes
+  // are answered as replaced, with the copy.
+  std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
+  contributed_.clear();
+  arrivals_ = 0;
+  ++adoptions_;
   auto adopted = buffers_->take();
   std::copy(values, values + size_, adopted.get());
   replaceLocked(std::move(adopted), globalStep);
   adoptedStep_ = globalStep;
+  changed_.notify_all();
   return checksumLocked();
 }
 

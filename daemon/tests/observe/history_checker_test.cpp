@@ -265,6 +265,17 @@ BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_
   const auto violations = checkHistories(run);
   for (const auto& violation : violations) BOOST_TEST_MESSAGE(violation);
   BOOST_TEST(violations.empty());
+  // Worker 1, which knew ps 0 no further, pushed first (step 4 on the older parameters); then a
+  // copy of step 5 came and undid it.
+  run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 1, 1, 4),
+                    recovered(5, 1), applied(1, kWorker1, 2, 1, 6)};
+  const auto undone = checkHistories(run);
+  for (const auto& violation : undone) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(undone.empty());
+  // The steps a copy undid are held to their sequence all the same.
+  run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 1, 1, 5),
+                    recovered(5, 1), applied(1, kWorker1, 2, 1, 6)};
+  expectOnly(run, "step-sequence");
   // After the run's end: ps 0, its final checkpoint written at step 6, comes back at step 4 (a
   // stale checkpoint) and applies nothing: nothing is lost. Were it to train on from there, the
   // steps after 4 would be.

@@ -834,7 +834,8 @@ std::pair<std::uint64_t, double> staleness(InProcessCluster& cluster, int index)
 CLUSTER_TEST(a_new_worker_waits_for_a_ps_that_lost_its_state_to_take_its_shard_first) {
   // As when a node is lost with ps 0 and worker 0 on it: both come back new, and worker 1, which
   // trained on, gives ps 0 its shard when it reconnects. The new worker 0 has no copy to give:
-  // its first push, applied first, would make ps 0 refuse worker 1's copy.
+  // its first push, applied first, would be taken on the initial parameters and undone by the
+  // copy.
   InProcessCluster cluster(Over::kTransport, flags(2, 2, 1000));
   for (int i = 0; i < 2; ++i) cluster.startPs(i);
   auto gradient = smallGradient(cluster);
@@ -867,6 +868,7 @@ CLUSTER_TEST(a_new_worker_waits_for_a_ps_that_lost_its_state_to_take_its_shard_f
   const auto recovered = eventsNamed(cluster.psReports(0), "recovered");
   BOOST_REQUIRE(recovered.size() == 1u);
   BOOST_TEST(recovered[0]->getValue<std::uint64_t>("step") == 10u);  // as worker 1 last heard
+  BOOST_TEST(recovered[0]->getValue<std::uint64_t>("from_step") == 0u);  // no step undone
   BOOST_TEST(cluster.server(0).globalStep() == 11u);  // and the new worker 0's push on top
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <numeric>
 #include <thread>
 
@@ -284,26 +285,22 @@ BOOST_AUTO_TEST_CASE(serialize_and_restore_carry_parameters_step_and_adam_state)
   BOOST_CHECK_THROW(other.restore(3, original.serialize().bytes), pstrain::DecodeError);
 }
 
-BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_before_any_gradient_and_only_once) {
+BOOST_AUTO_TEST_CASE(a_copy_is_adopted_only_when_later_than_the_shard) {
   Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
   const float copy[] = {5.0f, 6.0f}, other[] = {7.0f, 8.0f};
   BOOST_TEST(shard.adopt(400, copy).has_value());
-  BOOST_TEST(!shard.adopt(400, other).has_value());  // never two different shards
+  BOOST_TEST(!shard.adopt(400, other).has_value());  // not later than its own
   auto state = shard.read();
   BOOST_TEST(state.globalStep == 400u);
   BOOST_TEST(state.paramsStep == 400u);
   BOOST_TEST(state.params.get()[0] == 5.0f);
   float gradient[] = {2.0f, -2.0f};
   BOOST_TEST(shard.push(0, gradient, 400).globalStep == 401u);
-
-  Shard trained({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
-  trained.push(0, gradient, 0);
-  BOOST_TEST(!trained.adopt(400, copy).has_value());  // its own step 1 is not thrown away
-  BOOST_TEST(trained.read().globalStep == 1u);
-  BOOST_TEST(trained.read().params.get()[0] == 0.0f);
+  BOOST_TEST(!shard.adopt(401, other).has_value());
+  BOOST_TEST(shard.read().params.get()[0] == 4.0f);
 }
 
-BOOST_AUTO_TEST_CASE(a_restored_shard_adopts_only_a_later_copy_before_any_gradient) {
+BOOST_AUTO_TEST_CASE(a_restored_shard_adopts_a_later_copy_undoing_its_steps_since) {
   // Restored at step 3 where the workers saw step 5: the copy of step 5 replaces the
   // parameters, the optimizer goes on from the checkpoint's state.
   float gradient[] = {2.0f, -2.0f};
@@ -317,13 +314,43 @@ BOOST_AUTO_TEST_CASE(a_restored_shard_adopts_only_a_later_copy_before_any_gradie
   BOOST_TEST(restored.adopt(5, later).has_value());
   BOOST_TEST(restored.read().globalStep == 5u);
   BOOST_TEST(restored.read().params.get()[1] == 6.0f);
-  BOOST_TEST(!restored.adopt(6, older).has_value());  // never two different shards
 
+  // A worker that knew it no further pushed first: its step 4, taken on the checkpoint's older
+  // parameters, gives way to the copy of step 5.
   Shard moved({0.0f, 0.0f}, std::make_unique<Sgd>(0.5f), asyncSteps(1000));
   moved.restore(checkpoint.globalStep, checkpoint.bytes);
   moved.push(0, gradient, 3);
-  BOOST_TEST(!moved.adopt(5, later).has_value());  // its own step 4 is not thrown away
-  BOOST_TEST(moved.read().globalStep == 4u);
+  BOOST_TEST(moved.adopt(5, later).has_value());
+  BOOST_TEST(moved.read().globalStep == 5u);
+  BOOST_TEST(moved.read().params.get()[1] == 6.0f);
+  BOOST_TEST(moved.checksum() == restored.checksum());
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_step_under_way_when_a_copy_is_adopted_is_refused_as_replaced) {
+  // Worker 0's gradient, computed on the restored step 3, waits at the barrier for worker 1's
+  // when worker 1 gives the copy of step 5: the step's gradients go with the parameters they
+  // were computed on, and worker 0 is answered with the copy.
+  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), syncSteps(100));
+  const float restoredAt3[] = {1.0f, 2.0f}, later[] = {5.0f, 6.0f};
+  BOOST_REQUIRE(shard.adopt(3, restoredAt3).has_value());
+  shard.setWorkers(2);
+  float gradient[] = {2.0f, -2.0f};
+  auto waiting = std::async(std::launch::async, [&] { return shard.push(0, gradient, 3); });
+  BOOST_REQUIRE(waitFor([&] { return shard.arrivals() == 1; }, std::chrono::seconds(10)));
+  BOOST_REQUIRE(shard.adopt(5, later).has_value());
+  auto replaced = waiting.get();
+  BOOST_TEST(!replaced.applied);
+  BOOST_TEST(replaced.replaced);
+  BOOST_TEST(replaced.globalStep == 5u);
+  BOOST_TEST(replaced.params.get()[0] == 5.0f);
+  BOOST_TEST(shard.arrivals() == 0);
+  // Both compute on the copy: one step of the two gradients' average.
+  auto first = std::async(std::launch::async, [&] { return shard.push(0, gradient, 5); });
+  auto second = shard.push(1, gradient, 5);
+  BOOST_TEST(first.get().applied);
+  BOOST_TEST(second.applied);
+  BOOST_TEST(second.globalStep == 6u);
+  BOOST_TEST(shard.read().params.get()[0] == 4.0f);
 }
 
 BOOST_AUTO_TEST_CASE(a_sync_gradient_computed_before_an_adopted_copy_is_refused) {

@@ -28,7 +28,17 @@ struct ServedCut {
   int index = 0;
   std::uint64_t psCount = 0;
   bool outOfRun = false;
-  std::vector<const HistoryRecord*> applied;
+  std::vector<const HistoryRecord*> applied;  // since `base`
+  // Steps a worker's later copy undid (Shard::adopt), each run of them with the step it started
+  // from: taken on parameters older than the copy.
+  std::vector<std::pair<std::uint64_t, std::vector<const HistoryRecord*>>> undone;
+
+  std::vector<const HistoryRecord*> everApplied() const {
+    std::vector<const HistoryRecord*> all;
+    for (const auto& [from, pushes] : undone) all.insert(all.end(), pushes.begin(), pushes.end());
+    all.insert(all.end(), applied.begin(), applied.end());
+    return all;
+  }
 };
 
 // One life of a ps: its segment, and what it did to each generation of the cut.
@@ -73,14 +83,22 @@ PsLife readLife(const HistorySegment& segment) {
       }
       case HistoryKind::kPushApplied: life.cuts[r.generation].applied.push_back(&r); break;
       case HistoryKind::kRestored: life.restoredStep = r.globalStep; break;
-      case HistoryKind::kShardRecovered: recovered = r.globalStep; break;
+      case HistoryKind::kShardRecovered:
+        recovered = r.globalStep;
+        if (life.servedGeneration) {
+          auto& cut = life.cuts[*life.servedGeneration];
+          if (!cut.applied.empty()) cut.undone.emplace_back(cut.base.value_or(0), cut.applied);
+          cut.applied.clear();
+          cut.base = recovered;
+        }
+        break;
       case HistoryKind::kCheckpointWritten:
         life.checkpoints.emplace_back(r.generation, r.globalStep);
         break;
       default: break;
     }
   }
-  // A copy is adopted before any gradient: the cut the ps started with goes on from it.
+  // The cut the ps started with goes on from the copy it adopted last.
   if (recovered && life.servedGeneration) life.cuts[*life.servedGeneration].base = recovered;
   std::set<std::uint32_t> pushers;
   for (const auto& r : segment.records) {
@@ -98,55 +116,67 @@ std::uint64_t endOf(const ServedCut& cut) {
   return end;
 }
 
+// One run of steps from `base`: each step once, in order (`unsure`: from where on steps may lack
+// their records).
+void checkSequence(const std::string& where, std::uint64_t base,
+                   const std::vector<const HistoryRecord*>& applied, std::uint64_t unrecorded,
+                   bool sync, std::vector<std::string>& violations) {
+  std::map<std::uint64_t, std::vector<const HistoryRecord*>> steps;
+  for (const auto* push : applied) steps[push->globalStep].push_back(push);
+  const auto last = steps.rbegin()->first;
+  const auto unsure = last - std::min(last, unrecorded);
+  std::uint64_t expected = base + 1;
+  for (const auto& [step, pushes] : steps) {
+    if (step != expected && (step < expected || step <= unsure)) {
+      violations.push_back(fmt::format(
+          "step-sequence: {} went from step {} to step {}", where, expected - 1, step));
+    }
+    expected = step + 1;
+    const auto closers = std::count_if(pushes.begin(), pushes.end(),
+                                       [](const HistoryRecord* push) { return yes(*push); });
+    if (!sync && pushes.size() > 1) {
+      violations.push_back(fmt::format("step-sequence: {} took step {} {} times", where, step,
+                                       pushes.size()));
+    } else if (closers > 1 || (closers == 0 && step <= unsure)) {
+      // (A sync step at the end of a life cut short may have lost its closer's record: the
+      // kill came after a push waiting with it had recorded its own.)
+      violations.push_back(fmt::format("step-sequence: {} closed step {} {} times", where,
+                                       step, closers));
+    }
+    if (!sync) continue;
+    std::set<std::uint32_t> counted;
+    for (const auto* push : pushes) {
+      // A push computed while `lag` answers were in flight (pushesInFlight) is that many
+      // steps old at most.
+      const auto lag = std::uint64_t(push->flags >> observe::kHistoryLagShift);
+      if (push->value > lag) {
+        violations.push_back(fmt::format(
+            "sync-staleness: {} step {}: worker {}'s push {} has staleness {} (lag {})", where,
+            step, push->peer, push->pushNumber, push->value, lag));
+      }
+      if (!counted.insert(push->peer).second) {
+        violations.push_back(fmt::format("sync-worker-once: {} step {} counts worker {} twice",
+                                         where, step, push->peer));
+      }
+    }
+  }
+}
+
 void checkSteps(const PsLife& life, bool sync, std::vector<std::string>& violations) {
   for (const auto& [generation, cut] : life.cuts) {
-    if (cut.applied.empty()) continue;
     const auto where = fmt::format("{} generation {}", life.name(), generation);
+    for (const auto& [from, pushes] : cut.undone) {
+      checkSequence(where, from, pushes, 0, sync, violations);
+    }
+    if (cut.applied.empty()) continue;
     if (!cut.base) {
       violations.push_back(fmt::format(
           "step-sequence: {} applied pushes to a cut it never served", where));
       continue;
     }
-    std::map<std::uint64_t, std::vector<const HistoryRecord*>> steps;
-    for (const auto* push : cut.applied) steps[push->globalStep].push_back(push);
     // The last steps of a life cut short may lack the records its kill lost.
-    const auto last = steps.rbegin()->first;
-    const auto unsure = life.cutShort ? last - std::min(last, life.unrecorded) : last;
-    std::uint64_t expected = *cut.base + 1;
-    for (const auto& [step, pushes] : steps) {
-      if (step != expected && (step < expected || step <= unsure)) {
-        violations.push_back(fmt::format(
-            "step-sequence: {} went from step {} to step {}", where, expected - 1, step));
-      }
-      expected = step + 1;
-      const auto closers = std::count_if(pushes.begin(), pushes.end(),
-                                         [](const HistoryRecord* push) { return yes(*push); });
-      if (!sync && pushes.size() > 1) {
-        violations.push_back(fmt::format("step-sequence: {} took step {} {} times", where, step,
-                                         pushes.size()));
-      } else if (closers > 1 || (closers == 0 && step <= unsure)) {
-        // (A sync step at the end of a life cut short may have lost its closer's record: the
-        // kill came after a push waiting with it had recorded its own.)
-        violations.push_back(fmt::format("step-sequence: {} closed step {} {} times", where,
-                                         step, closers));
-      }
-      if (!sync) continue;
-      std::set<std::uint32_t> counted;
-      for (const auto* push : pushes) {
-        // A push computed while `lag` answers were in flight (pushesInFlight) is that many
-        // steps old at most.
-        const auto lag = std::uint64_t(push->flags >> observe::kHistoryLagShift);
-        if (push->value > lag) {
-          violations.push_back(fmt::format(
-              "sync-staleness: {} step {}: worker {}'s push {} has staleness {} (lag {})", where,
-              step, push->peer, push->pushNumber, push->value, lag));
-        }
-        if (!counted.insert(push->peer).second) {
-          violations.push_back(fmt::format("sync-worker-once: {} step {} counts worker {} twice",
-                                           where, step, push->peer));
-        }
-      }
-    }
+    checkSequence(where, *cut.base, cut.applied, life.cutShort ? life.unrecorded : 0, sync,
+                  violations);
   }
 }
 
@@ -181,7 +211,7 @@ AppliedAt checkPushes(const std::vector<PsLife>& lives, bool sync, std::uint64_t
     checkSteps(life, sync, violations);
     const auto ps = life.segment->header.index;
     for (const auto& [generation, cut] : life.cuts) {
-      for (const auto* push : cut.applied) {
+      for (const auto* push : cut.everApplied()) {
         auto [at, fresh] =
             appliedBy.emplace(std::make_tuple(ps, push->incarnation, push->pushNumber),
                               push->globalStep);
@@ -218,8 +248,9 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
     if (life.restoredStep) {
       const auto step = *life.restoredStep;
       const auto resumed = std::max(step, life.recoveredStep.value_or(0));
-      const bool applied = std::any_of(life.cuts.begin(), life.cuts.end(),
-                                       [](const auto& cut) { return !cut.second.applied.empty(); });
+      const bool applied = std::any_of(life.cuts.begin(), life.cuts.end(), [](const auto& cut) {
+        return !cut.second.everApplied().empty();
+      });
       const bool afterTheEnd =
           written != lastCheckpoint.end() &&
           written->second.second == life.segment->header.trainSteps && !applied;

@@ -88,8 +88,7 @@ class Client {
   // A ps at global step 0 while another is past step 1 lost its state with its disk: a worker of
   // the run under way gives it its shard when it reconnects (PsLinks::reconnectLost). A worker
   // new to the run has no copy to give; it waits for that one, up to kShardRecoveryWait, before
-  // its first push, which, applied first, would make the ps refuse the copy and start its shard
-  // over.
+  // its first push, whose steps, trained on the initial parameters, the copy would undo.
   void awaitRecoveredShards();
   static constexpr std::chrono::seconds kShardRecoveryWait{30};
   static constexpr std::chrono::milliseconds kShardRecoveryPoll{160};  // at most, between pulls

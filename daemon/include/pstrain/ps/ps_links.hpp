@@ -47,8 +47,8 @@ struct PsLink {
 };
 
 // Gives the ps of `link` the worker's copy of its slice as of `step` (`params`: the whole
-// parameter vector). A ps behind `step` that has applied nothing since it started (it lost its
-// checkpoint, or restored an older one than the workers saw) adopts the first it is given.
+// parameter vector). A ps behind `step` (it lost its checkpoint, or restored an older one than
+// the workers saw) adopts it (Shard::adopt).
 void giveCopy(PsLink& link, std::uint64_t step, const float* params);
 
 // What a re-cut of the ps came to: complete, or why not (a ps of the new cut could not be

@@ -131,12 +131,12 @@ class Shard {
   void resume(std::uint64_t globalStep, const OptimizerState& state);
 
   // Takes size() `values` as the parameters at `globalStep`, provided it is later than the
-  // shard's step and no gradient has gone into the shard since it started or restored: a ps
-  // that lost its checkpoint, or restored one older than the steps the workers saw, given a
-  // worker's copy. The optimizer state stays as it started or was restored (Adam's moments zero
-  // without a checkpoint). Refused, changing nothing, once a gradient has been applied or a copy
-  // adopted, so one run never holds two different shards. Returns the checksum of the shard as
-  // adopted, or nothing where it was refused.
+  // shard's step: a ps that lost its checkpoint, or restored one older than the steps the workers
+  // saw, given a worker's copy. Only a ps that lost steps is behind a copy, so the steps it took
+  // since it started are on older parameters than the copy holds: they are undone (the
+  // `recovered` record says from which step), and a sync step under way is refused as replaced.
+  // The optimizer state stays as it started or was restored (Adam's moments zero without a
+  // checkpoint). Returns the checksum of the shard as adopted, or nothing where it was refused.
   std::optional<std::uint64_t> adopt(std::uint64_t globalStep, const float* values);
 
  private:
@@ -171,8 +171,8 @@ class Shard {
   Params params_;                        // at paramsStep_
   std::uint64_t paramsStep_ = 0;         // behind globalStep_ while a batch is applied
   std::uint64_t globalStep_ = 0;
-  std::uint64_t restoredStep_ = 0;  // where it started: a copy may replace it until it moves on
-  std::uint64_t adoptedStep_ = 0;   // of the copy adopted, if any
+  std::uint64_t adoptedStep_ = 0;  // of the copy adopted last, if any
+  std::uint64_t adoptions_ = 0;    // copies adopted: a sync push waiting across one was replaced
   bool closed_ = false;
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
   std::deque<Request*> waiting_;

@@ -41,7 +41,7 @@ class UpdateRule : public RequestHandle {
 
   Answer pull(std::uint32_t worker) override;
   Answer push(const PushRequest& request) override;
-  // Adopted if the shard has taken no gradient yet (Shard::adopt), else ignored.
+  // Adopted if later than the shard (Shard::adopt), else ignored.
   void adopt(std::uint32_t worker, std::uint64_t globalStep, const float* values) override;
 
   // Applies no push from now on and releases those waiting at the sync barrier; `why` is what
