@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building pstrain needs from Debian/Ubuntu packages (with --tests, also what the
-# tests use: an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, prometheus for
+# tests use: ccache, which the test command's four builds share across runs, an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, prometheus for
 # promtool and a Prometheus server the chart's checks run, and ONNX's Python checker and OpenCV,
 # which read model.onnx), plus any packages named; skips
 # packages that are already there. Uses sudo when not run as root.
@@ -16,7 +16,7 @@ packages=(
 )
 if [ "${1:-}" = "--tests" ]; then
   shift
-  packages+=(librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq prometheus
+  packages+=(ccache librsvg2-bin imagemagick clang-14 libclang-rt-14-dev debootstrap jq prometheus
     python3-onnx python3-opencv)
 fi
 packages+=("$@")
