@@ -272,9 +272,17 @@ BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_
   const auto undone = checkHistories(run);
   for (const auto& violation : undone) BOOST_TEST_MESSAGE(violation);
   BOOST_TEST(undone.empty());
-  // The steps a copy undid are held to their sequence all the same.
+  // The copy's record written after that of a push on it (their threads' order): the push's step
+  // says which run of steps it went into.
   run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 1, 1, 5),
-                    recovered(5, 1), applied(1, kWorker1, 2, 1, 6)};
+                    recovered(4, 1), applied(1, kWorker1, 2, 1, 6)};
+  const auto reordered = checkHistories(run);
+  for (const auto& violation : reordered) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(reordered.empty());
+  // The steps a copy undid are held to their sequence all the same: step 4 skipped, step 5
+  // taken twice.
+  run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 1, 1, 5),
+                    applied(1, kWorker1, 2, 1, 5), recovered(6, 1)};
   expectOnly(run, "step-sequence");
   // After the run's end: ps 0, its final checkpoint written at step 6, comes back at step 4 (a
   // stale checkpoint) and applies nothing: nothing is lost. Were it to train on from there, the

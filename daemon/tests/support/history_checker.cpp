@@ -48,7 +48,7 @@ struct PsLife {
   std::optional<std::uint64_t> servedGeneration;  // the cut it started with
   std::optional<std::uint64_t> servedStep;
   std::optional<std::uint64_t> restoredStep;
-  std::optional<std::uint64_t> recoveredStep;  // a worker's copy it adopted
+  std::vector<std::uint64_t> recovered;  // the steps of the workers' copies it adopted
   // The checkpoints it wrote, in order: generation and step.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> checkpoints;
   std::uint64_t reached = 0;  // the highest step it recorded
@@ -63,9 +63,25 @@ struct PsLife {
   }
 };
 
+// The cut the ps started with goes on from the copy it adopted last, each copy undoing the steps
+// taken since the one before (or the start). A copy is adopted only later than the shard's step,
+// so each push's step tells which run of steps it went into, whatever order its record and the
+// copy's were written in by their threads.
+void adoptCopies(ServedCut& cut, std::vector<std::uint64_t> adopted) {
+  std::sort(adopted.begin(), adopted.end());
+  std::map<std::uint64_t, std::vector<const HistoryRecord*>> runs;  // by the step they start from
+  for (const auto* push : cut.applied) {
+    const auto after = std::upper_bound(adopted.begin(), adopted.end(), push->globalStep);
+    runs[after == adopted.begin() ? cut.base.value_or(0) : *(after - 1)].push_back(push);
+  }
+  cut.base = adopted.back();
+  cut.applied = std::move(runs[adopted.back()]);
+  runs.erase(adopted.back());
+  cut.undone.assign(runs.begin(), runs.end());
+}
+
 PsLife readLife(const HistorySegment& segment) {
   PsLife life{&segment, {}, {}, {}, {}, {}, {}};
-  auto& recovered = life.recoveredStep;
   for (const auto& r : segment.records) {
     switch (r.kind) {
       case HistoryKind::kServing:
@@ -83,23 +99,16 @@ PsLife readLife(const HistorySegment& segment) {
       }
       case HistoryKind::kPushApplied: life.cuts[r.generation].applied.push_back(&r); break;
       case HistoryKind::kRestored: life.restoredStep = r.globalStep; break;
-      case HistoryKind::kShardRecovered:
-        recovered = r.globalStep;
-        if (life.servedGeneration) {
-          auto& cut = life.cuts[*life.servedGeneration];
-          if (!cut.applied.empty()) cut.undone.emplace_back(cut.base.value_or(0), cut.applied);
-          cut.applied.clear();
-          cut.base = recovered;
-        }
-        break;
+      case HistoryKind::kShardRecovered: life.recovered.push_back(r.globalStep); break;
       case HistoryKind::kCheckpointWritten:
         life.checkpoints.emplace_back(r.generation, r.globalStep);
         break;
       default: break;
     }
   }
-  // The cut the ps started with goes on from the copy it adopted last.
-  if (recovered && life.servedGeneration) life.cuts[*life.servedGeneration].base = recovered;
+  if (!life.recovered.empty() && life.servedGeneration) {
+    adoptCopies(life.cuts[*life.servedGeneration], life.recovered);
+  }
   std::set<std::uint32_t> pushers;
   for (const auto& r : segment.records) {
     if (r.kind == HistoryKind::kPushApplied) pushers.insert(r.peer);
@@ -247,7 +256,10 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
     const auto written = lastCheckpoint.find(ps);
     if (life.restoredStep) {
       const auto step = *life.restoredStep;
-      const auto resumed = std::max(step, life.recoveredStep.value_or(0));
+      const auto resumed =
+          life.recovered.empty() ? step
+                                 : std::max(step, *std::max_element(life.recovered.begin(),
+                                                                    life.recovered.end()));
       const bool applied = std::any_of(life.cuts.begin(), life.cuts.end(), [](const auto& cut) {
         return !cut.second.everApplied().empty();
       });
