@@ -49,8 +49,8 @@ void Chief::finish(const worker::Trainer& trainer, const worker::TrainingResult&
                    std::uint64_t runId, double elapsedSeconds) {
   model::Model trained{trainer.layout(), trainer.parameters(), *dataSet_};
   const std::string modelPath = settings_.logDir + "/model.bin";
-  writeFileAtomically(modelPath, model::serializeModel(trained));
-  writeFileAtomically(settings_.logDir + "/model.onnx", model::onnxModel(trained));
+  writeFileWhenRoom(modelPath, model::serializeModel(trained));
+  writeFileWhenRoom(settings_.logDir + "/model.onnx", model::onnxModel(trained));
   model_.set(std::make_shared<serve::Predictor>(std::move(trained), modelPath));
   // Before result.json, which `pstrain local` stops the processes on.
   progress_.setResult({std::filesystem::absolute(modelPath).string(), result.globalStep,

@@ -39,7 +39,7 @@ void recordCompletion(const std::string& dir, std::uint64_t runId, std::uint64_t
   std::ostringstream text;
   json.stringify(text);
   std::filesystem::create_directories(dir);
-  writeFileAtomically(recordPath(dir), text.str() + "\n");
+  writeFileWhenRoom(recordPath(dir), text.str() + "\n");
 }
 
 }  // namespace pstrain::app

@@ -73,7 +73,7 @@ void report(const Summary& summary, const config::Config& settings,
   logger->info("{} ps, {} workers: {}", settings.ps, settings.workers, describe(summary));
   if (!summaryPath.empty()) writeSummary(summary, summaryPath);
   const std::string curvePath = settings.logDir + "/curve.svg";
-  writeFileAtomically(curvePath, plot::renderSvg(plot::readTrainingCurve(eventLogs)));
+  writeFileWhenRoom(curvePath, plot::renderSvg(plot::readTrainingCurve(eventLogs)));
   logger->info("training curve: {}", curvePath);
 }
 

@@ -64,7 +64,7 @@ void writeSummary(const Summary& summary, const std::string& path) {
   std::ostringstream text;
   toJson(summary).stringify(text, 2);
   text << "\n";
-  writeFileAtomically(path, text.str());
+  writeFileWhenRoom(path, text.str());
 }
 
 std::optional<Summary> resultOfRun(const std::string& path, const std::string& runId) {

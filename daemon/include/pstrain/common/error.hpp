@@ -77,6 +77,12 @@ class IoError : public Error {
   using Error::Error;
 };
 
+// A write found no room (ENOSPC, EDQUOT): the disk may have room again later.
+class DiskFullError : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 // A port cannot be listened on: another process holds it, or it may not be used.
 class ListenError : public Error {
  public:
