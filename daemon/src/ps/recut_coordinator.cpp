@@ -208,7 +208,9 @@ void RecutCoordinator::remember(const std::vector<net::Endpoint>& holders) {
   std::filesystem::create_directories(std::filesystem::path(journal_).parent_path());
   std::string contents = journalHeader(runId_) + "\n";
   for (const auto& endpoint : holders) contents += endpoint.toString() + "\n";
-  writeFileAtomically(journal_, contents);
+  // A worker 0 that died of a full disk here would start again not knowing which ps hold the
+  // slices of the cut served: it waits for room.
+  writeFileWhenRoom(journal_, contents);
 }
 
 std::optional<std::vector<net::Endpoint>> RecutCoordinator::changedSettings(

@@ -101,6 +101,11 @@ HistoryRecord recovered(std::uint64_t step, std::uint64_t generation) {
   return ofSlice({HistoryKind::kShardRecovered, 0, 0, generation, step}, 0, 5, 0);
 }
 
+// A push ps 0 refused at `step` of `generation`: what a worker sees of a ps back behind it.
+HistoryRecord wentBackTo(std::uint64_t generation, std::uint64_t step) {
+  return {HistoryKind::kAnswered, 0, 0, generation, step, 0, 99};
+}
+
 HistoryRecord answered(int ps, std::uint64_t generation, std::uint64_t push, std::uint64_t step) {
   return {HistoryKind::kAnswered, kHistoryYes, std::uint32_t(ps), generation, step, 0, push};
 }
@@ -255,10 +260,19 @@ BOOST_AUTO_TEST_CASE(a_sync_step_without_its_closer_is_flagged_unless_a_kill_end
 
 BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_is_flagged) {
   auto run = cleanRun();
-  // ps 0 comes back at step 3 although its last checkpoint was of step 4.
+  // ps 0 comes back at step 3 although its last checkpoint was of step 4, and worker 0, which
+  // knew it at step 4, is answered at step 3.
   run[2].records = {restored(3), serving(1, 0, 2, 3), applied(1, kWorker1, 7, 1, 4),
                     applied(1, kWorker1, 1, 1, 5), applied(1, kWorker1, 2, 1, 6)};
+  run[3].records.push_back(wentBackTo(1, 3));
   expectOnly(run, "restore");
+  // No worker that knew it further came back to it (all gone meanwhile): the restore records the
+  // loss, which nothing could undo.
+  run[3].records.pop_back();
+  const auto unseen = checkHistories(run);
+  for (const auto& violation : unseen) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(unseen.empty());
+  run[3].records.push_back(wentBackTo(1, 3));
   // The same, with a worker's copy of step 4 adopted before any push: nothing older goes on.
   run[2].records = {restored(3), serving(1, 0, 2, 3), recovered(4, 1),
                     applied(1, kWorker1, 1, 1, 5), applied(1, kWorker1, 2, 1, 6)};
@@ -297,6 +311,7 @@ BOOST_AUTO_TEST_CASE(a_restore_older_than_the_last_checkpoint_or_beyond_the_run_
   BOOST_TEST(afterTheEnd.empty());
   run.back().records.push_back(applied(1, kWorker1, 3, 1, 5));
   run.back().records.push_back(applied(1, kWorker1, 4, 1, 6));
+  run[4].records.push_back(wentBackTo(1, 5));
   expectOnly(run, "restore");
   run = cleanRun();
   // ps 0 comes back at the last step, 6, which it never reached (nor step 5: at most a push of

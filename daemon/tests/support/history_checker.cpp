@@ -242,13 +242,34 @@ AppliedAt checkPushes(const std::vector<PsLife>& lives, bool sync, std::uint64_t
   return appliedAt;
 }
 
+// (ps, generation) pairs some worker saw go back: an answer at a lower step than one before. A ps
+// answers at steps that only rise, but for a life that came back behind without the worker's copy.
+std::set<std::pair<std::uint32_t, std::uint64_t>> seenGoingBack(
+    const std::vector<const HistorySegment*>& run) {
+  std::set<std::pair<std::uint32_t, std::uint64_t>> wentBack;
+  for (const auto* segment : run) {
+    if (segment->header.role != Role::kWorker) continue;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> highest;
+    for (const auto& r : segment->records) {
+      if (r.kind != HistoryKind::kAnswered) continue;
+      auto& seen = highest[{r.peer, r.generation}];
+      if (r.globalStep < seen) wentBack.emplace(r.peer, r.generation);
+      seen = std::max(seen, r.globalStep);
+    }
+  }
+  return wentBack;
+}
+
 // A restart restores the checkpoint the ps wrote last in its lives before, or an older one
-// followed by a worker's copy at least as new: no older state, and none beyond the steps it
-// reached. (A kill between a checkpoint's file and its record leaves a newer checkpoint than
+// followed by a worker's copy at least as new, or one that no worker that knew it further came
+// back to (a stale checkpoint put back while those workers were gone: the restore records the
+// steps lost): no older state that a worker saw, and none beyond the steps it reached. (A kill between a checkpoint's file and its record leaves a newer checkpoint than
 // the last recorded.) After the run's last step (its last checkpoint the final one) an older
 // restore that applies nothing loses nothing: the final parameters are worker 0's model, and a
 // run that trains on (more steps) is another run, which starts over.
-void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::string>& violations) {
+void checkRestoredSteps(const std::vector<PsLife>& lives,
+                        const std::set<std::pair<std::uint32_t, std::uint64_t>>& wentBack,
+                        std::vector<std::string>& violations) {
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint64_t>> lastCheckpoint;  // by ps
   std::map<std::uint32_t, std::uint64_t> reached;  // by ps: the most its lives may have reached
   for (const auto& life : lives) {
@@ -268,10 +289,11 @@ void checkRestoredSteps(const std::vector<PsLife>& lives, std::vector<std::strin
           written->second.second == life.segment->header.trainSteps && !applied;
       if (written != lastCheckpoint.end() && life.servedGeneration.value_or(UINT64_MAX) ==
                                                  written->second.first &&
-          resumed < written->second.second && !afterTheEnd) {
+          resumed < written->second.second && !afterTheEnd &&
+          wentBack.count({ps, written->second.first})) {
         violations.push_back(fmt::format(
             "restore: {} restored step {} of generation {}, older than its last checkpoint, "
-            "step {}, and took no later copy",
+            "step {}, and took no later copy though a worker saw it go back",
             life.name(), step, written->second.first, written->second.second));
       }
       if (step > reached[ps]) {
@@ -368,7 +390,7 @@ void checkRun(const std::vector<const HistorySegment*>& run, std::vector<std::st
     return;
   }
   const auto appliedAt = checkPushes(lives, first.sync, first.trainSteps, violations);
-  checkRestoredSteps(lives, violations);
+  checkRestoredSteps(lives, seenGoingBack(run), violations);
   checkFinalStep(lives, first.trainSteps, violations);
   checkValues(run, violations);
   checkAnswers(run, appliedAt, violations);
