@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -66,17 +67,25 @@ std::vector<Life> livesOf(const std::vector<const HistorySegment*>& run) {
 std::map<std::uint64_t, Recut> recutsOf(const std::vector<Life>& lives,
                                         const std::vector<const HistorySegment*>& run) {
   std::map<std::uint64_t, Recut> recuts;
-  for (const auto& life : lives) {
-    // The life's last, by the generation frozen for and the one frozen (a freeze gives the cut
-    // served and the slice kept from the re-cut before).
-    std::map<std::pair<std::uint64_t, std::uint64_t>, const HistoryRecord*> frozen;
+  // Each ps's last freezes for a generation, by the one frozen (a freeze gives the cut served
+  // and the slice kept from the re-cut before). A later life that froze for it replaces an
+  // earlier life's: what that one froze died with it, and a resumed re-cut froze the later one.
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::map<std::uint64_t, Piece>> frozen;
+  for (const auto& life : lives) {  // in the order they started
+    std::set<std::uint64_t> frozenFor;  // by this life
     for (const auto& r : life.segment->records) {
-      if (r.kind == HistoryKind::kCutFrozen) frozen[{r.generation, r.value}] = &r;
+      if (r.kind == HistoryKind::kCutFrozen) {
+        auto& pieces = frozen[{life.segment->header.index, r.generation}];
+        if (frozenFor.insert(r.generation).second) pieces.clear();
+        pieces.insert_or_assign(r.value, Piece{&r, &life});
+      }
       if (r.kind == HistoryKind::kCutInstalled && r.count > 0) {
         recuts[r.generation].installed.push_back(&r);
       }
     }
-    for (const auto& [key, r] : frozen) recuts[key.first].frozen.push_back({r, &life});
+  }
+  for (const auto& [key, pieces] : frozen) {
+    for (const auto& [from, piece] : pieces) recuts[key.second].frozen.push_back(piece);
   }
   for (const auto* segment : run) {
     for (const auto& r : segment->records) {
