@@ -340,6 +340,35 @@ BOOST_AUTO_TEST_CASE(a_recut_that_installs_other_values_than_it_froze_is_flagged
   BOOST_TEST(checkHistories(run).empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_recut_resumed_after_a_ps_restarted_is_held_to_the_later_lifes_freeze) {
+  // ps 0 froze at step 3 for the re-cut and died before any install; started again from its
+  // checkpoint of step 2, it froze again, and the resumed re-cut installed that. What the first
+  // life froze died with it (the step it took after its checkpoint is the restore's to record).
+  constexpr std::uint64_t kHeadAgain = 0x1234;
+  auto run = cleanRun();
+  auto first = life(Role::kPs, 0, 0x15, 90, 6);
+  first.records = {serving(0, 0, 1, 0),
+                   applied(0, kWorker0, 1, 0, 1),
+                   applied(0, kWorker0, 2, 0, 2),
+                   checkpoint(0, 2),
+                   applied(0, kWorker0, 9, 0, 3),
+                   frozen(1, 0, 3, 0, kParameters, kWhole)};
+  run[0].records = {restored(2),
+                    serving(0, 0, 1, 2),
+                    frozen(1, 0, 2, 0, kParameters, kHeadAgain + kTail),
+                    installed(1, 0, 2, 2, kHeadAgain),
+                    checkpoint(1, 2, kHeadAgain),
+                    applied(0, kWorker0, 4, 1, 4),
+                    checkpoint(1, 4, kAtStep4)};
+  run.push_back(first);
+  const auto violations = checkHistories(run);
+  for (const auto& violation : violations) BOOST_TEST_MESSAGE(violation);
+  BOOST_TEST(violations.empty());
+  // Installed as something else than the later freeze gives: flagged.
+  run[0].records[3].checksum = kHead;
+  expectOnly(run, "recut-values");
+}
+
 BOOST_AUTO_TEST_CASE(a_thaw_that_gives_back_other_values_is_flagged) {
   auto run = cleanRun();
   // Before the re-cut, one that installed nothing: ps 0 frozen for it, then thawed.
