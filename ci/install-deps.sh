@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building pstrain needs from Debian/Ubuntu packages (with --tests, also what the
-# tests use: ccache, which the test command's four builds share across runs, an SVG renderer, ImageMagick, clang's libFuzzer, debootstrap, jq, prometheus for
+# tests use: ccache, which the test command's four builds share across runs, an SVG renderer,
+# ImageMagick, clang's libFuzzer, debootstrap, jq, prometheus for
 # promtool and a Prometheus server the chart's checks run, and ONNX's Python checker and OpenCV,
 # which read model.onnx), plus any packages named; skips
 # packages that are already there. Uses sudo when not run as root.
