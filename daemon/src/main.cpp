@@ -89,6 +89,8 @@ int main(int argc, char** argv) {
     return fail(e.what(), pstrain::kExitData);
   } catch (const pstrain::PeerError& e) {
     return fail(e.what(), pstrain::kExitPeer);
+  } catch (const pstrain::DiskFullError& e) {
+    return fail(e.what(), pstrain::kExitDiskFull);
   } catch (const pstrain::IoError& e) {
     return fail(e.what(), pstrain::kExitIo);
   } catch (const pstrain::ListenError& e) {

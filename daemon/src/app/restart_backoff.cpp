@@ -16,7 +16,9 @@ std::optional<RestartBackoff::Delay> RestartBackoff::exited(const Run& run) {
     return last_;
   }
   ++steplessRuns_;
-  if (run.status < 128 && ++failedStarts_ == kFailedStartsToGiveUp) return std::nullopt;
+  if (run.status < 128 && run.status != kExitDiskFull && ++failedStarts_ == kFailedStartsToGiveUp) {
+    return std::nullopt;
+  }
   const Delay next = last_ ? std::min(2 * *last_, kMaxDelay) : kFirstDelay;
   reachedCap_ = next == kMaxDelay && last_ != kMaxDelay;
   last_ = next;

@@ -18,10 +18,7 @@ void writeFileAtomically(const std::string& path, const std::string& contents,
   const std::string temporary = path + ".tmp";
   auto fail = [&](const char* step, int error) {
     ::unlink(temporary.c_str());  // a part written would hold room
-    const std::string message =
-        "cannot write " + path + " (" + step + "): " + std::strerror(error);
-    if (error == ENOSPC || error == EDQUOT) throw DiskFullError(message);
-    throw IoError(message);
+    throwWriteError("cannot write " + path + " (" + step + "): " + std::strerror(error), error);
   };
   int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) fail("open", errno);

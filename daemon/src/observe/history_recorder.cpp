@@ -139,12 +139,15 @@ std::uint64_t historyPathHash(const std::string& path) {
 HistoryRecorder::HistoryRecorder(const std::string& path, const HistoryHeader& header)
     : path_(path), header_(header) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw IoError("cannot open " + path + ": " + std::strerror(errno));
+  if (fd_ < 0) throwWriteError("cannot open " + path + ": " + std::strerror(errno), errno);
   const auto bytes = encodeHistoryHeader(header);
-  if (::write(fd_, bytes.data(), bytes.size()) != ssize_t(bytes.size())) {
-    const std::string why = std::strerror(errno);
+  const auto written = ::write(fd_, bytes.data(), bytes.size());
+  if (written != ssize_t(bytes.size())) {
+    int error = written < 0 ? errno : ENOSPC;  // short: no room for the rest
+    // Entries are of one size: a part of a header would shift every later one.
+    if (written > 0 && ::ftruncate(fd_, ::lseek(fd_, 0, SEEK_END) - written) != 0) error = errno;
     ::close(fd_);
-    throw IoError("cannot write " + path + ": " + why);
+    throwWriteError("cannot write " + path + ": " + std::strerror(error), error);
   }
   end_ = ::lseek(fd_, 0, SEEK_END);
   reserve();

@@ -15,8 +15,10 @@ ServedCut::ServedCut(CutPosition position, const UpdateRule::Options& rule,
 void ServedCut::freeze() {
   frozen_ = true;
   rule_.stop(ServerObserver::Refusal::kFrozen);
-  checkpointer_.write();
+  // Stopped first: where the last write fails (a full disk), no periodic write of this cut can
+  // come after the next cut's checkpoint at the same path.
   checkpointer_.stop();
+  checkpointer_.write();
 }
 
 void ServedCut::supersede() {

@@ -151,21 +151,34 @@ void Server::prepare(const CutSlice& given) {
 
 std::uint64_t Server::commit(std::uint64_t generation) {
   CutSlice prepared;
+  std::shared_ptr<ServedCut> frozen;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
     if (!prepared_ || prepared_->position.generation != generation || !frozen_) {
       throw ProtocolError("a commit of the re-cut to generation " + std::to_string(generation) +
                           ", but this ps holds no slice of it");
     }
-    prepared = std::move(*prepared_);
+    prepared = *prepared_;  // held until the new cut is served, should it not be
+    frozen = frozen_;
+  }
+  auto cut = cutOf(prepared.position, prepared.slice);
+  const auto checksum = cut->shard().checksum();  // before any push can change it
+  // Written before the cut is served: where it cannot be (a full disk), the re-cut stops here
+  // and the frozen cut is thawed; a ps killed once it serves the new cut comes back with it.
+  if (prepared.position.range.count > 0) cut->checkpointer().write();
+  // Recorded before any push to the cut can be.
+  observer_.cutInstalled(prepared.position, prepared.slice.globalStep, checksum);
+  std::shared_ptr<ServedCut> old;
+  {
+    std::lock_guard<std::mutex> lock(cutMutex_);
     prepared_.reset();
     unserved_.reset();
     // Frozen: no push changes it any more.
-    kept_.emplace(CutSlice{frozen_->position(), frozen_->shard().slice()},
-                  frozen_->shard().checksum());
+    kept_.emplace(CutSlice{frozen->position(), frozen->shard().slice()},
+                  frozen->shard().checksum());
+    old = serveLocked(cut);
   }
-  const auto checksum = replaceCut(prepared.position, prepared.slice);
-  observer_.cutInstalled(prepared.position, prepared.slice.globalStep, checksum);
+  old->supersede();
   return prepared.slice.globalStep;
 }
 
@@ -187,28 +200,32 @@ void Server::thaw(std::uint64_t number) {
       prepared_.reset();
     }
   }
-  const auto checksum = replaceCut(frozen->position(), frozen->shard().slice());
-  observer_.cutThawed(ServerObserver::SliceValues::of(frozen->position(), checksum),
+  auto cut = cutOf(frozen->position(), frozen->shard().slice());
+  observer_.cutThawed(ServerObserver::SliceValues::of(frozen->position(), cut->shard().checksum()),
                       frozen->shard().state().globalStep);
-}
-
-std::uint64_t Server::replaceCut(const CutPosition& position, const Shard::Slice& slice) {
-  auto cut = makeCut(position, slice.params);
-  cut->shard().resume(slice.globalStep, slice.optimizer);
-  const auto checksum = cut->shard().checksum();  // before any push can change it
-  std::shared_ptr<ServedCut> old;
   {
     std::lock_guard<std::mutex> lock(cutMutex_);
-    old = cut_;
-    cut->rule().continueClock(old->rule());
-    cut->shard().setWorkers(connected_);
-    cut_ = cut;
-    frozen_.reset();
+    serveLocked(cut);
   }
-  old->freeze();
-  old->supersede();
-  if (position.range.count > 0) cut->checkpointer().write();
-  return checksum;
+  frozen->supersede();
+  // The frozen cut wrote these values as it froze, unless the disk had no room then; a failure
+  // is reported (this runs as a session ends, where nothing may throw).
+  if (cut->position().range.count > 0) cut->checkpointer().writeOrReport();
+}
+
+std::shared_ptr<ServedCut> Server::cutOf(const CutPosition& position, const Shard::Slice& slice) {
+  auto cut = makeCut(position, slice.params);
+  cut->shard().resume(slice.globalStep, slice.optimizer);
+  return cut;
+}
+
+std::shared_ptr<ServedCut> Server::serveLocked(std::shared_ptr<ServedCut> cut) {
+  auto old = std::move(cut_);
+  cut->rule().continueClock(old->rule());
+  cut->shard().setWorkers(connected_);
+  cut_ = std::move(cut);
+  frozen_.reset();
+  return old;
 }
 
 void Server::stop() {

@@ -65,8 +65,8 @@ Shard::StepResult Shard::resultLocked(bool applied, bool advanced, int averaged)
 }
 
 Shard::StepResult Shard::push(std::uint32_t worker, const float* gradient,
-                              std::uint64_t basedOn) {
-  if (options_.sync) return pushSync(worker, gradient, basedOn);
+                              std::uint64_t basedOn, std::uint64_t lag) {
+  if (options_.sync) return pushSync(worker, gradient, basedOn, lag);
   return pushAsync(gradient, basedOn);
 }
 
@@ -193,61 +193,82 @@ void Shard::finishBatch(Batch& batch, Request* self) {
 }
 
 Shard::StepResult Shard::pushSync(std::uint32_t worker, const float* gradient,
-                                  std::uint64_t basedOn) {
+                                  std::uint64_t basedOn, std::uint64_t lag) {
   std::unique_lock<std::mutex> lock(mutex_);
   // A worker gives one gradient per step: one that comes again (it reconnected while its last
   // push waited here) gives it to the next step.
   awaitBarrierLeft(lock, worker);
   StepResult result = resultLocked(false, false, 0);
-  // A worker that read the parameters before the ps adopted a copy (one new to the run, or one
-  // that read them since the ps restarted): its gradient is of no step here, and the answer
-  // gives the copy.
-  result.replaced = basedOn < adoptedStep_ && !overLocked();
-  if (!result.replaced && !overLocked()) {
+  if (overLocked()) {
+    result.params = params_;
+    result.paramsStep = paramsStep_;
+    return result;
+  }
+  const auto staleness = globalStep_ - std::min(basedOn, globalStep_);
+  // Computed on parameters the ps no longer holds: those before it adopted a copy (a worker new
+  // to the run, or one that read them since the ps restarted), or those of a step before the
+  // last (it came after its step closed at the deadline, or this ps closed one before counting
+  // a worker that had just connected). Its gradient goes into no step, but the worker takes its
+  // place at this one, as its push did at the other ps: otherwise this ps would wait for its
+  // next push, which waits for the others' answers there, which wait for this step, until the
+  // deadline. Its answer carries this step's parameters.
+  const bool replaced = basedOn < adoptedStep_;
+  const bool stale = !replaced && staleness > lag;
+  if (!replaced && !stale) {
     const float* __restrict g = gradient;
     float* __restrict sum = gradientSum_.data();
     for (size_t i = 0; i < size_; ++i) sum[i] += g[i];
-    contributed_.insert(worker);
-    const auto staleness = globalStep_ - std::min(basedOn, globalStep_);
-    if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
-    const auto step = globalStep_;
-    const auto adoptions = adoptions_;
-    // Every connected worker has given its gradient (fewer may be connected by now than when
-    // this one came), or the deadline passed without the others: the step is taken with those
-    // that came, so a lost worker slows training down instead of stopping it.
-    changed_.wait_until(lock, stepDeadline_, [&] {
-      return closed_ || globalStep_ > step || arrivals_ >= workers_;
-    });
-    if (adoptions_ != adoptions) {  // the step's gradients were dropped with the parameters
-      result = resultLocked(false, false, 0);
-      result.replaced = true;
-    } else if (closed_ || globalStep_ > step) {
-      result = resultLocked(globalStep_ > step, false, 0);  // false: closed before the step
-    } else {
-      const int came = arrivals_;
-      completeSyncStep();
-      result = resultLocked(true, true, came);
-    }
-    result.staleness = staleness;
-    if (result.applied) result.appliedStep = step + 1;
+    ++summed_;
   }
+  contributed_.insert(worker);
+  if (arrivals_++ == 0) stepDeadline_ = std::chrono::steady_clock::now() + options_.syncTimeout;
+  if (arrivals_ >= workers_) changed_.notify_all();  // the last to come may not take the step
+  const auto step = globalStep_;
+  const auto releases = releases_;
+  const auto adoptions = adoptions_;
+  const auto released = [&] { return closed_ || releases_ != releases; };
+  // Every connected worker has come (fewer may be connected by now than when this one came), or
+  // the deadline passed without the others: the step is taken with those that came, so a lost
+  // worker slows training down instead of stopping it. A push whose gradient is in the step
+  // takes it; stale ones alone are let go without one.
+  changed_.wait_until(lock, stepDeadline_, [&] { return released() || arrivals_ >= workers_; });
+  const bool mine = summed_ > 0 ? !replaced && !stale : true;
+  if (!released() && mine) {
+    const int averaged = summed_;
+    const bool stepped = completeSyncStep();
+    result = resultLocked(stepped, stepped, averaged);
+  } else {
+    changed_.wait(lock, released);
+    const bool applied = !replaced && !stale && adoptions_ == adoptions && globalStep_ > step;
+    result = resultLocked(applied, false, 0);
+  }
+  result.replaced = replaced || adoptions_ != adoptions;  // the step's gradients were dropped
+  result.stale = stale;
+  result.staleness = staleness;
+  if (result.applied) result.appliedStep = step + 1;
   result.params = params_;  // of the step this push waited for, or a later one
   result.paramsStep = paramsStep_;
   return result;
 }
 
-void Shard::completeSyncStep() {
-  const float scale = 1.0f / float(arrivals_);
-  for (auto& g : gradientSum_) g *= scale;
-  auto next = buffers_->take();
-  optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_,
-                    options_.syncLearningRate.scale(arrivals_, globalStep_));
-  params_ = std::move(next);
-  std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
+bool Shard::completeSyncStep() {
+  const bool step = summed_ > 0;
+  if (step) {
+    const float scale = 1.0f / float(summed_);
+    for (auto& g : gradientSum_) g *= scale;
+    auto next = buffers_->take();
+    optimizer_->apply(params_.get(), next.get(), gradientSum_.data(), size_,
+                      options_.syncLearningRate.scale(summed_, globalStep_));
+    params_ = std::move(next);
+    std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
+    paramsStep_ = ++globalStep_;
+  }
+  summed_ = 0;
   contributed_.clear();
   arrivals_ = 0;
-  paramsStep_ = ++globalStep_;
+  ++releases_;
   changed_.notify_all();
+  return step;
 }
 
 void Shard::setWorkers(int connected) {
@@ -329,8 +350,10 @@ std::optional<std::uint64_t> Shard::adopt(std::uint64_t globalStep, const float*
   // A sync step under way sums gradients computed on the parameters this replaces: its pushes
   // are answered as replaced, with the copy.
   std::fill(gradientSum_.begin(), gradientSum_.end(), 0.0f);
+  summed_ = 0;
   contributed_.clear();
   arrivals_ = 0;
+  ++releases_;
   ++adoptions_;
   auto adopted = buffers_->take();
   std::copy(values, values + size_, adopted.get());

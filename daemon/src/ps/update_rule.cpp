@@ -31,7 +31,7 @@ UpdateRule::Answer UpdateRule::pull(std::uint32_t worker) {
 UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
   ++pushesReporting_;
   const auto start = std::chrono::steady_clock::now();
-  auto result = shard_.push(request.worker, request.gradient, request.basedOn);
+  auto result = shard_.push(request.worker, request.gradient, request.basedOn, request.lag);
   const double seconds = secondsSince(start);
   observer_.pushed(request.worker, request.localStep, seconds);
   if (result.applied) {
@@ -43,6 +43,7 @@ UpdateRule::Answer UpdateRule::push(const PushRequest& request) {
                           options_.generation, result.globalStep,
                           result.done       ? ServerObserver::Refusal::kDone
                           : result.replaced ? ServerObserver::Refusal::kReplaced
+                          : result.stale    ? ServerObserver::Refusal::kStale
                                             : stoppedFor_.load());
   }
   if (result.advanced) advanced(result, request.localStep, request.loss, request.worker);

@@ -130,6 +130,16 @@ BOOST_AUTO_TEST_CASE(kills_without_a_step_neither_count_as_failed_starts_nor_for
   BOOST_TEST(next(backoff, pstrain::kExitIo, Did::kNoStep) == -1);
 }
 
+BOOST_AUTO_TEST_CASE(a_child_the_disk_has_no_room_for_is_started_again_at_the_cap_until_it_has) {
+  RestartBackoff backoff;
+  for (int run = 0; run < 4; ++run) next(backoff, pstrain::kExitIo, Did::kNoStep);
+  for (int run = 0; run < 20; ++run) {
+    BOOST_REQUIRE_NE(next(backoff, pstrain::kExitDiskFull, Did::kNoStep), -1);
+  }
+  BOOST_TEST(next(backoff, pstrain::kExitDiskFull, Did::kNoStep) == 4000);
+  BOOST_TEST(next(backoff, pstrain::kExitIo, Did::kNoStep) == -1);  // nor forgiven
+}
+
 BOOST_AUTO_TEST_CASE(gives_up_at_once_on_a_configuration_or_data_error) {
   for (int status : {pstrain::kExitConfig, pstrain::kExitData}) {
     RestartBackoff fresh;

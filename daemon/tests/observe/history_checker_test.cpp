@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "pstrain/common/error.hpp"
 #include "pstrain/observe/history_recorder.hpp"
 #include "support/history_checker.hpp"
 #include "support/idx_files.hpp"
@@ -443,4 +444,9 @@ BOOST_AUTO_TEST_CASE(a_recorded_file_reads_back_segment_by_segment_and_cut_short
   read = readHistory(path);
   BOOST_TEST(read[1].records.size() == run[2].records.size() - 1);
   BOOST_TEST(readHistories({dir.path()}).size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_history_the_disk_has_no_room_for_fails_as_a_full_disk) {
+  // Exit code 7, which pstrain local starts again however often (RestartBackoff).
+  BOOST_CHECK_THROW(HistoryRecorder("/dev/full", cleanRun()[0].header), pstrain::DiskFullError);
 }

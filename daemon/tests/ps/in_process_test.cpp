@@ -462,11 +462,13 @@ CLUSTER_TEST(workers_join_and_leave_a_run_that_ends_at_exactly_train_steps) {
   BOOST_TEST(results[2].localSteps > 0u);
 }
 
-// A worker that connects, has five pushes applied, and leaves: its channels close.
+// A worker that connects, reads the parameters, has five pushes applied, and leaves: its
+// channels close.
 static void trainFiveStepsAndLeave(InProcessCluster& cluster, int index, std::vector<float>& gradient,
                             std::vector<float>& params) {
   auto worker = cluster.client(index);
   worker->connect();
+  worker->pull(params.data());  // as a trainer does: a sync push of older parameters is stale
   for (std::uint64_t step = 1; step <= 5; ++step) {
     BOOST_TEST(worker->pushPull(ps::Gradient(gradient.data()), params.data(), step, 0).applied);
   }
@@ -577,19 +579,17 @@ CLUSTER_TEST(sync_run_goes_on_without_a_worker_that_drops_and_takes_it_back) {
                         std::chrono::seconds(10)));
   auto worker1 = cluster.client(1);
   worker1->connect();
+  worker1->pull(params.data());
   // The ps lists each worker once, at its latest connection.
   auto peers = parseObject(cluster.psReports(0).status())->getArray("peers");
   BOOST_TEST(peers->size() == 2u, cluster.psReports(0).status());
-  // Taken back: each of its pushes goes into a step, but one the end of the run turned away.
+  // Taken back: its pushes go into steps (but one that came after its step closed at the
+  // 0.1 s deadline, and one the end of the run turned away).
   std::uint64_t localSteps = 0;
   while (!worker1->done()) {
     auto exchange =
         worker1->pushPull(ps::Gradient(gradient.data()), params.data(), localSteps + 1, 0);
-    if (!exchange.applied) {
-      BOOST_TEST(exchange.globalStep == kSteps);
-      break;
-    }
-    ++localSteps;
+    if (exchange.applied) ++localSteps;
   }
   BOOST_TEST(localSteps > 0u);
   worker1->finish(localSteps);

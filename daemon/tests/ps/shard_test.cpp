@@ -123,7 +123,7 @@ BOOST_AUTO_TEST_CASE(an_answer_keeps_the_parameters_it_was_given) {
     float g = 1.0f;
     auto read = shard.read();
     auto first = shard.push(0, &g, 0);
-    auto second = shard.push(0, &g, 0);
+    auto second = shard.push(0, &g, first.paramsStep);
     BOOST_TEST(*read.params == 1.0f);
     BOOST_TEST(*first.params == 0.0f);
     BOOST_TEST(*second.params == -1.0f);
@@ -175,31 +175,70 @@ BOOST_AUTO_TEST_CASE(a_sync_step_applies_the_scaled_learning_rate) {
 }
 
 BOOST_AUTO_TEST_CASE(sync_barrier_counts_a_worker_that_pushes_again_once) {
-  // Worker 0 pushes twice (its connection broke while the first push waited, and it pushed
-  // again after reconnecting); worker 1 once. Whatever the order, one of worker 0's gradients
-  // and worker 1's make step 1, and the other of worker 0's goes to step 2, which the deadline
-  // closes without worker 1.
+  // Worker 0's connection broke while its push waited; it reconnected, read step 1's parameters
+  // once the step was taken (read(worker)) and pushed again. Its first gradient and worker 1's
+  // make step 1; its second waits for step 2, which the deadline closes without worker 1.
   Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 300));
   shard.setWorkers(2);
   float a = 2.0f;
   float b = 100.0f;
   float other = 4.0f;
-  Shard::StepResult rA{}, rB{};
-  std::thread first([&] { rA = shard.push(0, &a, 0); });
-  std::thread second([&] { rB = shard.push(0, &b, 0); });
+  auto first = std::async(std::launch::async, [&] { return shard.push(0, &a, 0); });
+  BOOST_REQUIRE(waitFor([&] { return shard.arrivals() == 1; }, std::chrono::seconds(10)));
+  auto again = std::async(std::launch::async, [&] { return shard.push(0, &b, 1); });
   auto rOther = shard.push(1, &other, 0);
-  first.join();
-  second.join();
   BOOST_TEST(rOther.globalStep == 1u);
+  BOOST_TEST(first.get().applied);
+  const auto repeat = again.get();
   BOOST_TEST(shard.state().globalStep == 2u);
-  const auto& repeat = rA.globalStep == 2u ? rA : rB;
-  BOOST_TEST(std::min(rA.globalStep, rB.globalStep) == 1u);
   BOOST_TEST(repeat.globalStep == 2u);
   BOOST_TEST(repeat.advanced);
   BOOST_TEST(repeat.averaged == 1);
-  // Step 1 averaged the first of worker 0's pushes with worker 1's; step 2 took the other alone.
-  const float expected = &repeat == &rB ? -(a + other) / 2 - b : -(b + other) / 2 - a;
-  BOOST_TEST(*repeat.params == expected);
+  BOOST_TEST(*repeat.params == -(a + other) / 2 - b);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_push_a_step_stale_takes_its_place_at_the_step_without_its_gradient) {
+  // Worker 1's push came after step 1 closed at the deadline: computed on step 0's parameters,
+  // it goes into no step. It counts at step 2 all the same, which closes on worker 0's gradient
+  // at once instead of waiting the deadline for worker 1's next push, and it is answered with
+  // step 2's parameters.
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 30000));
+  shard.setWorkers(1);
+  float a = 2.0f;
+  float late = 100.0f;
+  BOOST_REQUIRE(shard.push(0, &a, 0).applied);  // step 1 (as if worker 1 had missed it)
+  shard.setWorkers(2);
+  const auto start = std::chrono::steady_clock::now();
+  auto stale = std::async(std::launch::async, [&] { return shard.push(1, &late, 0); });
+  BOOST_REQUIRE(waitFor([&] { return shard.arrivals() == 1; }, std::chrono::seconds(10)));
+  const auto fresh = shard.push(0, &a, 1);
+  const auto refused = stale.get();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < std::chrono::seconds(10)));
+  BOOST_TEST(fresh.applied);
+  BOOST_TEST(fresh.averaged == 1);
+  BOOST_TEST(!refused.applied);
+  BOOST_TEST(refused.stale);
+  BOOST_TEST(refused.staleness == 1u);
+  BOOST_TEST(refused.paramsStep == 2u);
+  BOOST_TEST(*refused.params == -2 * a);
+  // With a push in flight a gradient one step old is what the worker meant: applied.
+  auto pipelined = std::async(std::launch::async, [&] { return shard.push(1, &a, 1, 1); });
+  BOOST_REQUIRE(waitFor([&] { return shard.arrivals() == 1; }, std::chrono::seconds(10)));
+  BOOST_TEST(shard.push(0, &a, 2).applied);
+  BOOST_TEST(pipelined.get().applied);
+}
+
+BOOST_AUTO_TEST_CASE(sync_pushes_that_are_all_stale_are_let_go_without_a_step) {
+  Shard shard({0.0f}, std::make_unique<Sgd>(1.0f), syncSteps(5, 30000));
+  shard.setWorkers(1);
+  float g = 1.0f;
+  BOOST_REQUIRE(shard.push(0, &g, 0).applied);
+  const auto stale = shard.push(0, &g, 0);
+  BOOST_TEST(!stale.applied);
+  BOOST_TEST(!stale.advanced);
+  BOOST_TEST(stale.stale);
+  BOOST_TEST(shard.state().globalStep == 1u);
+  BOOST_TEST(*shard.read().params == -1.0f);
 }
 
 BOOST_AUTO_TEST_CASE(sync_step_without_a_lost_worker_is_taken_at_the_deadline) {
@@ -351,6 +390,29 @@ BOOST_AUTO_TEST_CASE(a_sync_step_under_way_when_a_copy_is_adopted_is_refused_as_
   BOOST_TEST(second.applied);
   BOOST_TEST(second.globalStep == 6u);
   BOOST_TEST(shard.read().params.get()[0] == 4.0f);
+}
+
+BOOST_AUTO_TEST_CASE(a_sync_push_from_before_an_adopted_copy_waits_with_the_step_it_came_to) {
+  // The ps adopted worker 0's copy of step 12 while worker 1, new, computed on step 0. Worker 1
+  // pushed to the other ps as well, where the step waits for the others' pushes, which wait for
+  // this ps's step: so here too its push counts at step 13 (without its gradient) and is
+  // answered when it is taken, not at once (the two ps would then wait the deadline).
+  Shard shard({1.0f, 2.0f}, std::make_unique<Sgd>(0.5f), syncSteps(100));
+  shard.setWorkers(2);
+  const float copy[] = {5.0f, 6.0f};
+  BOOST_REQUIRE(shard.adopt(12, copy).has_value());
+  float gradient[] = {2.0f, -2.0f};
+  auto replaced = std::async(std::launch::async, [&] { return shard.push(1, gradient, 0); });
+  BOOST_REQUIRE(waitFor([&] { return shard.arrivals() == 1; }, std::chrono::seconds(10)));
+  BOOST_TEST((replaced.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout));
+  const auto fresh = shard.push(0, gradient, 12);
+  BOOST_TEST(fresh.applied);
+  BOOST_TEST(fresh.globalStep == 13u);
+  const auto refused = replaced.get();
+  BOOST_TEST(!refused.applied);
+  BOOST_TEST(refused.replaced);
+  BOOST_TEST(refused.paramsStep == 13u);
+  BOOST_TEST(refused.params.get()[0] == 4.0f);  // the copy's 5 less one step of worker 0's alone
 }
 
 BOOST_AUTO_TEST_CASE(a_sync_gradient_computed_before_an_adopted_copy_is_refused) {

@@ -19,8 +19,8 @@ namespace pstrain::app {
 //   OOM killer, a test) must not wait the cap each time.
 // A child that exits by itself without working five times in a row (a corrupt checkpoint, an HTTP
 // port taken) would only fail again, as would one that reports a configuration or data error at
-// once: it is not started again. A kill by a signal (kill -9, the OOM killer) is not counted:
-// it says nothing of the next start.
+// once: it is not started again. A kill by a signal (kill -9, the OOM killer) and a full disk
+// (exit code 7) are not counted: they say nothing of the next start.
 class RestartBackoff {
  public:
   using Delay = std::chrono::milliseconds;

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -16,6 +17,7 @@ enum ExitCode : int {
   kExitPeer = 4,
   kExitIo = 5,
   kExitListen = 6,
+  kExitDiskFull = 7,
 };
 
 class Error : public std::runtime_error {
@@ -82,6 +84,13 @@ class DiskFullError : public IoError {
  public:
   using IoError::IoError;
 };
+
+// The error for a write that failed with `error` (an errno): DiskFullError where the disk had no
+// room, IoError otherwise.
+[[noreturn]] inline void throwWriteError(const std::string& message, int error) {
+  if (error == ENOSPC || error == EDQUOT) throw DiskFullError(message);
+  throw IoError(message);
+}
 
 // A port cannot be listened on: another process holds it, or it may not be used.
 class ListenError : public Error {

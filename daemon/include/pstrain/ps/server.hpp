@@ -107,9 +107,11 @@ class Server : public CutControl {
   std::shared_ptr<ServedCut> current() const;
   // A cut to serve from `params` (the slice's values at step 0, or a re-cut's).
   std::shared_ptr<ServedCut> makeCut(const CutPosition& position, std::vector<float> params);
-  // Serves `position` from `slice` in place of the cut served now; returns the checksum of the
-  // values it serves from (Shard::checksum()).
-  std::uint64_t replaceCut(const CutPosition& position, const Shard::Slice& slice);
+  // A cut serving `slice`: its values, step and optimizer state.
+  std::shared_ptr<ServedCut> cutOf(const CutPosition& position, const Shard::Slice& slice);
+  // Serves `cut` in place of the cut served now (a frozen one), which it returns; under
+  // cutMutex_.
+  std::shared_ptr<ServedCut> serveLocked(std::shared_ptr<ServedCut> cut);
   void admit(const net::Hello& hello) const;
   // Holds a worker new to the run (`knownStep` 0) until worker 0 has arrived.
   void awaitChief(std::uint32_t worker, std::uint64_t knownStep);

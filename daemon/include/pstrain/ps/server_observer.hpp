@@ -46,6 +46,7 @@ class ServerObserver {
     kFrozen,    // a re-cut froze the cut
     kRecut,     // it came to a cut that a re-cut had replaced
     kReplaced,  // sync: computed on parameters the ps has since replaced with a worker's copy
+    kStale,     // sync: computed on parameters of a step before the last
   };
 
   // A slice's values as the ps held them at one moment, for the run's history: the cut they are

@@ -59,6 +59,8 @@ class Shard {
     std::uint64_t appliedStep = 0;
     // Sync: refused, its gradient computed on parameters older than a copy adopted since.
     bool replaced = false;
+    // Sync: refused, its gradient computed on parameters of a step before the last.
+    bool stale = false;
   };
 
   struct Options {
@@ -81,8 +83,10 @@ class Shard {
   // Applies (or, in sync mode, contributes and waits for) one gradient of size() floats from
   // `worker`, and answers with the parameters as they are after the step. Once the global step
   // has reached trainSteps, or the shard is closed, gradients are no longer applied.
-  // `basedOn` is the paramsStep of the parameters the gradient was computed on.
-  StepResult push(std::uint32_t worker, const float* gradient, std::uint64_t basedOn);
+  // `basedOn` is the paramsStep of the parameters the gradient was computed on, `lag` the answers
+  // the worker still awaited then (a sync gradient may be that many steps old).
+  StepResult push(std::uint32_t worker, const float* gradient, std::uint64_t basedOn,
+                  std::uint64_t lag = 0);
 
   // Answers with the parameters as the last finished update left them: it does not wait for one
   // under way.
@@ -144,7 +148,8 @@ class Shard {
   struct Batch;
 
   StepResult pushAsync(const float* gradient, std::uint64_t basedOn);
-  StepResult pushSync(std::uint32_t worker, const float* gradient, std::uint64_t basedOn);
+  StepResult pushSync(std::uint32_t worker, const float* gradient, std::uint64_t basedOn,
+                      std::uint64_t lag);
   // Sync mode: until `worker`'s last push has left the barrier (the caller holds `lock`).
   void awaitBarrierLeft(std::unique_lock<std::mutex>& lock, std::uint32_t worker);
   // Batches the waiting requests while none is in flight (the caller holds the mutex). `self`
@@ -152,7 +157,9 @@ class Shard {
   void startBatches(Request* self);
   void applyBlocks(Batch& batch, Request* self);
   void finishBatch(Batch& batch, Request* self);
-  void completeSyncStep();
+  // Takes the sync step with the gradients summed, or, where every push that came was stale,
+  // lets them go without one; returns whether it took the step.
+  bool completeSyncStep();
   // No gradient is applied any more: closed, or at trainSteps (the caller holds the mutex).
   bool overLocked() const;
   StepResult readLocked() const;
@@ -177,12 +184,15 @@ class Shard {
   // Asynchronous mode: requests not yet in a batch, and the batch being applied.
   std::deque<Request*> waiting_;
   std::shared_ptr<Batch> inFlight_;
-  // Synchronous mode: the sum of this step's gradients, who contributed them, and how many
-  // workers are connected.
+  // Synchronous mode: the sum of this step's gradients and how many there are, the workers that
+  // came to it (stale pushes too) and how many are connected, and how many times the barrier let
+  // its pushes go (a step, an adoption, a step of stale pushes alone).
   AlignedVector<float> gradientSum_;
+  int summed_ = 0;
   std::set<std::uint32_t> contributed_;
   int workers_ = 0;
   int arrivals_ = 0;
+  std::uint64_t releases_ = 0;
   std::chrono::steady_clock::time_point stepDeadline_;
 };
 
