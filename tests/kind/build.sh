@@ -92,7 +92,7 @@ done
 step "Kubernetes $kubernetes_version" go_build kubernetes $(tools_of "$here/kubernetes")
 ldflags=""
 step etcd go_build etcd .
-GOWORK=off step CoreDNS go_build coredns .  # outside tests/go.work (see there)
+step CoreDNS go_build coredns .
 step pause go_build pause .
 step kind go_build kind $(tools_of "$here/kind")
 step runc-wrapper go_build runc-wrapper .

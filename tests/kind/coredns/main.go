@@ -2,7 +2,7 @@
 // kubeadm writes (errors, health, ready, kubernetes, prometheus, forward, cache, loop, reload,
 // loadbalance) and no others: the full set links every cloud provider's SDK and takes several
 // times as long to build. kubeadm v1.34 deploys CoreDNS v1.12.1, which the Go module proxy does
-// not serve; v1.14 reads the same Corefile.
+// not serve; v1.12.2 reads the same Corefile, and builds on the client libraries of tests/go.work.
 package main
 
 import (
