@@ -26,15 +26,25 @@ func TestRestrictedNamespaceChartDefaults(t *testing.T) {
 	assertNotRestarted(t, r)
 }
 
+// The run of TestDefaultRenderingReappliedMidRun: the chart's one sync worker at 100m of CPU,
+// where it has a whole CPU by default, trains about 100 global steps/s (about 1.4 ms of CPU a
+// step, ps and worker together), so 20,000 steps last longer than 100,000 did at the default's
+// CPU, which a second rendering, apply and status exec on busy nodes did not always outlast (see
+// there), for a fifth of the CPU work.
+const (
+	reappliedRun       = 20000
+	reappliedRunLimits = "ps.limit.cpu=100m,worker.limit.cpu=100m"
+)
+
 // The chart's defaults as a GitOps tool applies them (helm template --no-hooks, kubectl apply),
 // with no auth.existingSecret: the key is the token Kubernetes writes into the chart's Secret.
 // Rendered again mid-run the manifests are the same byte for byte, and applied they change
 // nothing: no pod replaced or restarted, the run id kept, and the run ends at exactly its last step.
 func TestDefaultRenderingReappliedMidRun(t *testing.T) {
 	t.Parallel()
-	r := newChartDefaultsRelease(t, "pstrain-reapply", longRun)
+	r := newChartDefaultsRelease(t, "pstrain-reapply", reappliedRun)
 	render := func() string {
-		res := r.helm("template", "--no-hooks")
+		res := r.helm("template", "--no-hooks", "--set", reappliedRunLimits)
 		if res.Err != nil {
 			t.Fatalf("helm template:\n%s", res)
 		}
@@ -48,7 +58,7 @@ func TestDefaultRenderingReappliedMidRun(t *testing.T) {
 	// Early in the run: on busy nodes the status exec and the rendering below take long enough
 	// for the rest of a run to end (a run applied again at step 71,412 of 100,000 had completed
 	// by the check below).
-	at := r.waitStep("mnist-ps-0", longRun/50)
+	at := r.waitStep("mnist-ps-0", reappliedRun/50)
 
 	if again := render(); again != rendered {
 		t.Errorf("a second rendering of the default values differs from the first:\n%s", diffLines(rendered, again))

@@ -28,21 +28,27 @@ import (
 // the spare node would add to a cluster already short of CPU: beside the others, its pods waited
 // for CPU to be scheduled (the nodes' 6 CPUs are all requested), and the API server, starved,
 // answered kubectl with TLS handshake timeouts.
+// nodeLostRun are the global steps of its runs. Once the node stops, the run waits for the new ps,
+// so any length outlasts the loss; what follows the recovery only has to reach the end, and
+// alone on the cluster (about 500 global steps/s at values.yml's limits) this takes under a
+// minute.
+const nodeLostRun = 20000
+
 func TestNodeLost(t *testing.T) {
 	node, err := kind.SpareNode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := longRunValues()
-	reference := newRelease(t, "pstrain-node-kept", longRun)
+	steps := asyncRunValues(nodeLostRun)
+	reference := newRelease(t, "pstrain-node-kept", nodeLostRun)
 	reference.install("--set", steps)
-	r := newRelease(t, "pstrain-node-lost", longRun)
+	r := newRelease(t, "pstrain-node-lost", nodeLostRun)
 	r.install(append([]string{"--set", steps, "--values", spareValues(t)}, recordHistory...)...)
 	before := r.waitReady(allPods...)
 	ps, worker := onNode(t, before, psPods, node), onNode(t, before, workerPods, node)
 	t.Logf("%s holds %s and %s", node, ps, worker)
 
-	r.waitStep(ps, longRun/3)
+	r.waitStep(ps, nodeLostRun/3)
 	stopped := time.Now()
 	if out, err := exec.Command("docker", "stop", node).CombinedOutput(); err != nil {
 		t.Fatalf("docker stop %s: %v\n%s", node, err, out)
