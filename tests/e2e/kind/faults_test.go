@@ -19,8 +19,9 @@ import (
 // A run long enough to last through helm test and two pod deletions: at values.yml's limits, with
 // this test's and the upgrade test's releases training side by side on 2 cores, 60,000 steps took
 // 130 s here, pod restarts included. With 18 scenarios in parallel, at about 660 global steps/s, a
-// run of 60,000 ended during helm test's pod start, and 100,000 lasted. Half of those steps at half
-// of values.yml's CPU last as long for half the CPU work (longRunValues).
+// run of 60,000 ended during helm test's pod start and during helm upgrade's pod replacements,
+// and 100,000 lasted. Half of those steps at half of values.yml's CPU last as long for half the
+// CPU work (longRunValues).
 const longRun = 50000
 
 // longRunValues are the values of such a run: longRun global steps, asynchronous, every pod at
