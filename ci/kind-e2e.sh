@@ -163,7 +163,8 @@ fi
 # --- the scenarios ------------------------------------------------------------------------------
 
 echo "== scenarios (tests/e2e/kind, in parallel)"
-# Every parallel scenario at once: their runs' pace is set by their pods' CPU limits, so one that
+# Every parallel scenario at once: their runs are paced by their pods' CPU limits (or less, when the
+# host is busy), so one that
 # waited for a slot added its whole length at the end (8 at a time, the last three started 2.5
 # to 3 minutes in, and two of them ended 1.5 minutes after all the others).
 (
