@@ -163,10 +163,9 @@ fi
 # --- the scenarios ------------------------------------------------------------------------------
 
 echo "== scenarios (tests/e2e/kind, in parallel)"
-# Every parallel scenario at once: their runs are paced by their pods' CPU limits (or less, when the
-# host is busy), so one that
-# waited for a slot added its whole length at the end (8 at a time, the last three started 2.5
-# to 3 minutes in, and two of them ended 1.5 minutes after all the others).
+# Every parallel scenario at once: their runs are paced by their pods' CPU limits (or slower on a
+# busy host), so one that waited for a slot added its whole length at the end (8 at a time, the
+# last three started 2.5 to 3 minutes in, and two of them ended 1.5 minutes after the others).
 (
   cd tests/e2e &&
     PSTRAIN_KIND_CLUSTER="$name" PSTRAIN_KIND_KUBECONFIG="$work/kubeconfig" PSTRAIN_KIND_BIN="$work/bin" \
