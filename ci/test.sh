@@ -4,7 +4,8 @@
 # the ps core under TSan (ci/sanitize.sh), a minute of fuzzing of the frame decoder, the chart
 # checks, the chart's Grafana dashboard against a run (tests/dashboard/check.sh), the pstrain
 # image (ci/image.sh) and the README's Kubernetes commands with it on a kind cluster built here
-# from Go modules and Debian packages (ci/kind-e2e.sh). Exits non-zero if any of them fails.
+# from Go modules and Debian packages (ci/kind-e2e.sh), with the sanitizer suites beside it. Exits
+# non-zero if any of them fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,13 +24,14 @@ downloads+=($!)
 downloads+=($!)
 bash ci/build.sh
 echo "packages and build: $SECONDS s"
-# What the later phases compile (the sanitizer and fuzzing builds, the chart test tools, kind and
-# its node image) is compiled from here on in the background, on the CPU time the phases before
-# them leave idle (SCHED_IDLE): their tests wait on processes, sockets and a browser much of the
-# time. Each of those scripts holds a lock while it builds, so the phase that needs a build waits
-# for it, then finds it done; what failed here is built again, with its error, by its phase.
-setsid chrt --idle 0 bash -c 'bash ci/sanitize.sh build; bash ci/fuzz.sh build;
-  bash ci/chart-test.sh tools; bash tests/kind/build.sh' >build/ahead.log 2>&1 &
+# What the later phases compile (the fuzzing build, the chart test tools, kind and its node image,
+# the sanitizer builds) is compiled from here on in the background, on the CPU time the phases
+# before them leave idle (SCHED_IDLE): their tests wait on processes, sockets and a browser much of
+# the time. In the order the phases need them: the sanitizer suites run last, beside the kind
+# scenarios. Each of those scripts holds a lock while it builds, so the phase that needs a build
+# waits for it, then finds it done; what failed here is built again, with its error, by its phase.
+setsid chrt --idle 0 bash -c 'bash ci/fuzz.sh build; bash ci/chart-test.sh tools;
+  bash tests/kind/build.sh; bash ci/sanitize.sh build' >build/ahead.log 2>&1 &
 ahead=$!
 # A trap's failing last command would become the script's exit status: `|| true`.
 trap 'kill -- -$ahead 2>/dev/null || true' EXIT
@@ -43,28 +45,47 @@ phase() {
   "$@" || failed+=("$name")
   echo "phase $name: $((SECONDS - start)) s (at $((SECONDS / 60)) min $((SECONDS % 60)) s of the test command)"
 }
+# beside NAME CMD...: runs CMD in the background, its output in build/NAME.log; `report NAME`
+# waits for it, prints that output and its phase line.
+beside() {
+  local name=$1
+  shift
+  (
+    start=$SECONDS
+    "$@"
+    echo "$? $((SECONDS - start))" >"build/$name.status"
+  ) >"build/$name.log" 2>&1 &
+  echo $! >"build/$name.pid"
+}
+report() {
+  local name=$1 status took
+  wait "$(cat "build/$name.pid")"
+  cat "build/$name.log"
+  read -r status took <"build/$name.status" || status=unknown
+  [ "$status" = 0 ] || failed+=("$name")
+  echo "phase $name: $took s (beside $2; at $((SECONDS / 60)) min $((SECONDS % 60)) s of the test command)"
+}
 phase ctest bash -c 'cd build && ctest -j"$(nproc)" --output-on-failure --timeout 600'
 phase ui bash ci/ui-test.sh
-phase sanitizers bash ci/sanitize.sh
 # The fuzzer keeps one core busy for its minute, while the chart checks, the dashboard's and the
-# image wait much of theirs on helm, Prometheus and Docker: it runs beside them, and its output and
-# time come after the image's.
-(
-  start=$SECONDS
-  bash ci/fuzz.sh 60
-  echo "$? $((SECONDS - start))" >build/fuzz.status
-) >build/fuzz.log 2>&1 &
-fuzz=$!
+# image wait much of theirs on helm, Prometheus and Docker.
+beside fuzz bash ci/fuzz.sh 60
 phase chart bash ci/chart-test.sh
 phase dashboard bash tests/dashboard/check.sh
 wait "${downloads[@]}" || true
 phase image bash ci/image.sh
-wait $fuzz
-cat build/fuzz.log
-read -r fuzz_status fuzz_took <build/fuzz.status || fuzz_status=unknown
-[ "$fuzz_status" = 0 ] || failed+=(fuzz)
-echo "phase fuzz: $fuzz_took s (beside the chart checks, the dashboard and the image)"
+report fuzz "the chart checks, the dashboard and the image"
+# The kind scenarios' pods are paced by their CPU limits, and leave part of the CPU idle; the
+# sanitizer suites (about 10 minutes of a core) run beside them, at nice 10 so that the cluster's
+# pods come first. Kind's node image first (on a fresh machine the background build may still be
+# at Kubernetes), so that the sanitizer builds do not slow it: a failed build is ci/kind-e2e.sh's
+# to report.
+start=$SECONDS
+bash tests/kind/build.sh >build/kind-build.log 2>&1 || true
+echo "kind's node image built or found: $((SECONDS - start)) s"
+beside sanitizers nice -n 10 bash ci/sanitize.sh
 phase kind bash ci/kind-e2e.sh
+report sanitizers "the kind phase"
 wait $ahead || true
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test command: failed: ${failed[*]}"

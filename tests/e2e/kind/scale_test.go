@@ -19,7 +19,7 @@ import (
 func TestScaleWorkersMidRun(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-scale", joinedRunSteps)
-	r.install(joinedRun()...)
+	r.install(joinedRun(joinedRunSteps)...)
 	r.waitReady(allPods...)
 	steps := r.watchStep("mnist-ps-0")
 	defer steps.stop()
@@ -52,11 +52,11 @@ func TestScaleWorkersMidRun(t *testing.T) {
 func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-upgrade-workers", joinedRunSteps)
-	r.install(joinedRun()...)
+	r.install(joinedRun(joinedRunSteps)...)
 	before := r.waitReady(allPods...)
 	r.waitStep("mnist-ps-0", joinedRunSteps/10)
 
-	res := r.helm("upgrade", append(joinedRun(), "--set", "worker.number=3")...)
+	res := r.helm("upgrade", append(joinedRun(joinedRunSteps), "--set", "worker.number=3")...)
 	if res.Err != nil || !strings.Contains(res.Stdout, "REVISION: 2") {
 		t.Fatalf("helm upgrade --set worker.number=3:\n%s", res)
 	}
@@ -71,15 +71,18 @@ func TestHelmUpgradeAddsAWorker(t *testing.T) {
 	assertNotRestarted(t, r)
 }
 
-// joinedRunSteps are the global steps of a run that workers join under way: at half of
-// values.yml's CPU (100m) a run of 100,000 outlasted the scenario's 8 minutes for its end.
-const joinedRunSteps = 60000
+// joinedRunSteps are the global steps of a run that workers join under way, at half of
+// values.yml's CPU (100m). Beside a C++ build, 60,000 were too few: pods that start and stop
+// slowly on a busy host (a new worker trained 2.5 minutes after the scale-up) let the run end
+// before the new worker trained, or before the scaled-away ones left.
+const joinedRunSteps = 100000
 
-// joinedRun are the values of a run that workers join under way: a long run whose workers have
-// half of values.yml's CPU (100m), so that it outlasts a new pod's start on a busy machine (up
-// to two minutes on 2 cores with the other scenarios, longer than the whole run at 200m).
-func joinedRun() []string {
-	return []string{"--set", asyncRunValues(joinedRunSteps), "--set", "worker.limit.cpu=100m"}
+// joinedRun are the values of a run of steps that workers join under way: a long run whose
+// workers have half of values.yml's CPU (100m), so that it outlasts a new pod's start on a busy
+// machine (up to two minutes on 2 cores with the other scenarios, longer than the whole run at
+// 200m).
+func joinedRun(steps int) []string {
+	return []string{"--set", asyncRunValues(steps), "--set", "worker.limit.cpu=100m"}
 }
 
 // scaleWorkers is `kubectl scale statefulset mnist-worker --replicas=N`.
