@@ -22,7 +22,8 @@ import (
 // does what docs/operations.md tells an operator: once the node shows NotReady, `kubectl delete
 // node`. The StatefulSets make both pods anew on other nodes; the new ps finds no checkpoint and
 // takes its shard from the worker that survived; the run completes at exactly its last step, with
-// the test accuracy (within 0.01) of the same values trained side by side without the fault.
+// the test accuracy (within maxAccuracyCost) of the same values trained side by side without the
+// fault.
 // Every pod records the run's history (the lost ps's taken off before its directory goes), which
 // holds no violated invariant at the end. Not parallel: go test runs it alone before the parallel scenarios start. Its two long runs and
 // the spare node would add to a cluster already short of CPU: beside the others, its pods waited
@@ -94,8 +95,8 @@ func TestNodeLost(t *testing.T) {
 	faulty, kept := r.result(), reference.result()
 	t.Logf("%s recovered at global step %d from %s (%d steps lost); test accuracy %.4f, without the fault %.4f",
 		ps, f.Recovered[0].Step, f.Recovered[0].Peer, lost.Step-f.Recovered[0].Step, faulty.TestAccuracy, kept.TestAccuracy)
-	if cost := accuracyCost(faulty, kept); cost > 0.01 {
-		t.Errorf("test accuracy %.4f after the lost node, %.4f without: the loss cost %.4f, more than 0.01", faulty.TestAccuracy, kept.TestAccuracy, cost)
+	if cost := accuracyCost(faulty, kept); cost > maxAccuracyCost {
+		t.Errorf("test accuracy %.4f after the lost node, %.4f without: the loss cost %.4f, more than %.3f", faulty.TestAccuracy, kept.TestAccuracy, cost, maxAccuracyCost)
 	}
 	assertNotRestarted(t, r)
 	r.checkHistory(lostHistory)

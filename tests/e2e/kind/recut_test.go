@@ -13,11 +13,11 @@ import (
 // has re-cut the parameters over 3 ps: no pod of the run is replaced (the pods' checksum leaves
 // the ps count out), worker 0 re-cuts the parameters over 3 ps and then 2 once the kubelet has
 // updated their mounted configuration, ps 0's global step never goes back, and the run completes
-// at exactly its last step with the test accuracy (within 0.015) of the same values trained side
-// by side without the change. Growing moves every ps's optimizer state with its parameters; the
-// ps scaled away is gone before worker 0 reads the new count, so its slice comes from worker 0's
-// copy and its optimizer state starts again, as the re-cut event says. Every pod records the
-// run's history, which holds no violated invariant at the end. Not parallel, as
+// at exactly its last step with the test accuracy (within maxAccuracyCost) of the same values
+// trained side by side without the change. Growing moves every ps's optimizer state with its
+// parameters; the ps scaled away is gone before worker 0 reads the new count, so its slice comes
+// from worker 0's copy and its optimizer state starts again, as the re-cut event says. Every pod
+// records the run's history, which holds no violated invariant at the end. Not parallel, as
 // TestNodeLost: its two releases beside the parallel scenarios would add to a cluster already
 // short of CPU, where pods wait minutes to be scheduled.
 func TestHelmUpgradeRecutsThePs(t *testing.T) {
@@ -58,11 +58,8 @@ func TestHelmUpgradeRecutsThePs(t *testing.T) {
 	}
 	recut, kept := r.result(), reference.result()
 	t.Logf("test accuracy %.4f with the re-cuts, %.4f without", recut.TestAccuracy, kept.TestAccuracy)
-	// A re-cut to fewer ps starts the optimizer state of the slice moved again, and pushes in
-	// flight are answered `recut`: beside a C++ build they once cost 0.0103 (0.8799 against
-	// 0.8902). A slice lost or zeroed costs far more, and the history check sees it.
-	if cost := accuracyCost(recut, kept); cost > 0.015 {
-		t.Errorf("test accuracy %.4f with the re-cuts, %.4f without: the re-cuts cost %.4f, more than 0.015", recut.TestAccuracy, kept.TestAccuracy, cost)
+	if cost := accuracyCost(recut, kept); cost > maxAccuracyCost {
+		t.Errorf("test accuracy %.4f with the re-cuts, %.4f without: the re-cuts cost %.4f, more than %.3f", recut.TestAccuracy, kept.TestAccuracy, cost, maxAccuracyCost)
 	}
 	assertNotRestarted(t, r)
 	r.checkHistory()
