@@ -27,7 +27,7 @@ echo "packages and build: $SECONDS s"
 # What the later phases compile (the fuzzing build, the chart test tools, kind and its node image,
 # the sanitizer builds) is compiled from here on in the background, on the CPU time the phases
 # before them leave idle (SCHED_IDLE): their tests wait on processes, sockets and a browser much of
-# the time. In the order the phases need them: the sanitizer suites run last, beside the kind
+# the time. In the order the phases need them: the sanitizer suites run beside and after the kind
 # scenarios. Each of those scripts holds a lock while it builds, so the phase that needs a build
 # waits for it, then finds it done; what failed here is built again, with its error, by its phase.
 setsid chrt --idle 0 bash -c 'bash ci/fuzz.sh build; bash ci/chart-test.sh tools;
@@ -51,9 +51,9 @@ beside() {
   local name=$1
   shift
   (
-    start=$SECONDS
-    "$@"
-    echo "$? $((SECONDS - start))" >"build/$name.status"
+    start=$SECONDS status=0
+    "$@" || status=$?
+    echo "$status $((SECONDS - start))" >"build/$name.status"
   ) >"build/$name.log" 2>&1 &
   echo $! >"build/$name.pid"
 }
