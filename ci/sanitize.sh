@@ -53,7 +53,9 @@ if [ "${1:-tsan}" = tsan ]; then
   # report the pool's writes to a product as races with its reader. One BLAS thread: pstrain's
   # own threads are what is checked.
   export OPENBLAS_NUM_THREADS=1
+  # Two suites at a time: in_process_test and recut_test are nearly all of the time, and each
+  # keeps about one core busy (docs/testing.md: 354 s on 2 cores, against 595 one at a time).
   echo "== the suites that run threads (ctest label threads) under ThreadSanitizer"
-  ctest --test-dir build-tsan -L threads --output-on-failure || status=1
+  ctest --test-dir build-tsan -L threads -j"$(nproc)" --output-on-failure || status=1
 fi
 exit $status

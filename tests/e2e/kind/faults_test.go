@@ -28,16 +28,16 @@ const longRun = 50000
 // 100m of CPU. These scenarios are about faults and upgrades, not the mode; asynchronous workers
 // on kind's shared cores make global steps about twice as fast as sync ones, so the run lasts as
 // long as measured.
-func longRunValues() string { return cappedRunValues(longRun) }
-
-// cappedRunValues are the values of an asynchronous run of steps global steps, every pod at 100m.
-func cappedRunValues(steps int) string {
-	return asyncRunValues(steps) + ",ps.limit.cpu=100m,worker.limit.cpu=100m"
+func longRunValues() string {
+	return asyncRunValues(longRun) + ",ps.limit.cpu=100m,worker.limit.cpu=100m"
 }
 
 // deletedPodsRun are the steps of TestHelmTestAndDeletedPods: helm test's pod start, two pods
 // replaced and the new worker's first step. Beside a C++ build, helm test passed at 47% of a
-// run of longRun, and the run completed before the new worker 1 made a step.
+// run of longRun at 100m a pod (about 430 s), and the run completed before the new worker 1 made
+// a step. It trains as the joined runs do (joinedRun: the ps at values.yml's 200m), about 450 s
+// on 2 cores beside a C++ build, where every pod at 100m took 768 s and ended the kind phase
+// alone for its last 270 s.
 const deletedPodsRun = 2 * longRun
 
 // asyncRunValues are the values of an asynchronous run of steps global steps, with a progress
@@ -54,7 +54,7 @@ func asyncRunValues(steps int) string {
 func TestHelmTestAndDeletedPods(t *testing.T) {
 	t.Parallel()
 	r := newRelease(t, "pstrain-faults", deletedPodsRun)
-	r.install("--set", cappedRunValues(deletedPodsRun))
+	r.install(joinedRun(deletedPodsRun)...)
 	before := r.waitReady(allPods...)
 
 	// The test pod waits for progress of every ps and worker 0, and prints it.
