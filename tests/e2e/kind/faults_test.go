@@ -35,9 +35,9 @@ func longRunValues() string {
 // deletedPodsRun are the steps of TestHelmTestAndDeletedPods: helm test's pod start, two pods
 // replaced and the new worker's first step. Beside a C++ build, helm test passed at 47% of a
 // run of longRun at 100m a pod (about 430 s), and the run completed before the new worker 1 made
-// a step. It trains as the joined runs do (joinedRun: the ps at values.yml's 200m), about 450 s
-// on 2 cores beside a C++ build, where every pod at 100m took 768 s and ended the kind phase
-// alone for its last 270 s.
+// a step. It trains as the joined runs do (joinedRun: the ps at values.yml's 200m): 548-648 s on
+// 2 cores, 599 beside a C++ build, where every pod at 100m took 768 s there and ended the kind
+// phase alone for its last 270 s.
 const deletedPodsRun = 2 * longRun
 
 // asyncRunValues are the values of an asynchronous run of steps global steps, with a progress
